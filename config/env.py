@@ -1,0 +1,102 @@
+"""Typed readers for environment variables.
+
+Each helper raises ``ImproperlyConfigured`` naming the variable when its value is
+malformed, so a bad deployment stops at start-up with a message a person can act on.
+"""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import urlparse
+
+from django.core.exceptions import ImproperlyConfigured
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def envstr(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def envbool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name} must be a boolean (true/false), got {raw!r}")
+
+
+def envint(name: str, default: int, *, minimum: int | None = None) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}") from None
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def envfloat(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from None
+
+
+def envlist(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None:
+        return list(default)
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def envsecret(name: str, *, required: bool, dev_default: str) -> str:
+    """A secret that production must set; development gets a per-process throwaway."""
+    raw = os.environ.get(name, "")
+    if raw:
+        if required and len(raw) < 32:
+            raise ImproperlyConfigured(f"{name} must be at least 32 characters long")
+        return raw
+    if required:
+        raise ImproperlyConfigured(f"{name} is required when DJANGO_DEBUG is false")
+    return dev_default
+
+
+def envdatabase(name: str) -> dict[str, object]:
+    """Parse a ``postgres://`` URL into a Django DATABASES entry."""
+    import dj_database_url
+
+    raw = os.environ.get(name, "")
+    if not raw:
+        raise ImproperlyConfigured(
+            f"{name} is not set (manage.py sets it to the embedded Postgres when unset)"
+        )
+    parsed = urlparse(raw)
+    if parsed.scheme not in {"postgres", "postgresql", "pgsql"}:
+        raise ImproperlyConfigured(
+            f"{name} must be a postgres:// or postgresql:// URL, got scheme {parsed.scheme!r}"
+        )
+    try:
+        config = dict(dj_database_url.parse(raw, conn_max_age=0))
+    except Exception as exc:  # dj_database_url raises several types
+        raise ImproperlyConfigured(f"{name} is malformed: {exc}") from None
+    options = dict(config.get("OPTIONS") or {})
+    if "host" in options:  # a Unix-socket folder given as ?host=
+        config["HOST"] = options.pop("host")
+        config["OPTIONS"] = options
+    if not config.get("NAME"):
+        raise ImproperlyConfigured(f"{name} names no database")
+    if not config.get("HOST"):
+        raise ImproperlyConfigured(f"{name} names no host (or host= socket folder)")
+    return config

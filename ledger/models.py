@@ -1,0 +1,391 @@
+"""Sources, snapshots, passages, search hits, claims, evidence, votes and dispositions."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import uuid4
+
+from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+from django.urls import reverse
+from pgvector.django import HnswIndex, VectorField
+
+EMBEDDING_DIM = 384  # all-MiniLM-L6-v2; a model of another size needs a migration
+
+
+class Library(models.Model):
+    """A named collection of sources a plan may draw on (uploads, imported corpora)."""
+
+    code = models.UUIDField(default=uuid4, unique=True, editable=False)
+    name = models.CharField(max_length=200, unique=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="libraries",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "libraries"
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SourceType(models.TextChoices):
+    WEB = "web"
+    PAPER = "paper"
+    PREPRINT = "preprint"
+    ENCYCLOPEDIA = "encyclopedia"
+    NEWS = "news"
+    DOCUMENTATION = "documentation"
+    FILE = "file"
+    DATASET = "dataset"
+    OTHER = "other"
+
+
+class Source(models.Model):
+    """One canonical document identity; its captured content lives in snapshots."""
+
+    code = models.UUIDField(default=uuid4, unique=True, editable=False)
+    canonical_id = models.CharField(
+        max_length=600, unique=True,
+        help_text="doi:…, arxiv:…, url:<normalized>, corpus:<name>:<id> or sha256:<content>.",
+    )
+    url = models.TextField(blank=True)
+    doi = models.CharField(max_length=255, blank=True, db_index=True)
+    arxiv_id = models.CharField(max_length=64, blank=True, db_index=True)
+    title = models.TextField(blank=True)
+    publisher = models.CharField(max_length=300, blank=True)
+    authors = models.JSONField(default=list, blank=True)
+    source_type = models.CharField(
+        max_length=20, choices=SourceType.choices, default=SourceType.OTHER
+    )
+    published_date = models.DateField(null=True, blank=True)
+    cluster = models.CharField(
+        max_length=64, blank=True, db_index=True,
+        help_text="Near-duplicate cluster: copies of one story share it.",
+    )
+    minhash = models.BinaryField(null=True, blank=True, editable=False)
+    libraries = models.ManyToManyField(Library, blank=True, related_name="sources")
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            # Library page: title search with ILIKE '%term%'.
+            GinIndex(
+                name="source_title_trgm", fields=["title"], opclasses=["gin_trgm_ops"]
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title[:80] or self.canonical_id
+
+    def get_absolute_url(self) -> str:
+        return reverse("ledger-show-source", args=[self.code])
+
+
+class Snapshot(models.Model):
+    """Immutable captured bytes and extracted text of a source at one moment."""
+
+    code = models.UUIDField(default=uuid4, unique=True, editable=False)
+    source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="snapshots")
+    raw = models.BinaryField(help_text="Captured bytes, zlib-compressed.")
+    raw_sha256 = models.CharField(max_length=64)
+    text = models.TextField()
+    text_sha256 = models.CharField(max_length=64, db_index=True)
+    content_type = models.CharField(max_length=120, blank=True)
+    fetched_at = models.DateTimeField()
+    http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    http_headers = models.JSONField(default=dict, blank=True)
+    extractor = models.CharField(max_length=60)
+    extractor_version = models.CharField(max_length=40, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["source", "fetched_at"]
+        get_latest_by = "fetched_at"
+        constraints = [
+            # Re-capturing unchanged content reuses the snapshot.
+            models.UniqueConstraint(
+                fields=["source", "raw_sha256"], name="snapshot_unique_content"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_id}@{self.text_sha256[:12]}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.pk is not None and not kwargs.pop("allow_update", False):
+            raise ValueError("Snapshot is immutable; capture a new snapshot instead")
+        super().save(*args, **kwargs)
+
+
+class PassageKind(models.TextChoices):
+    SECTION = "section"
+    CHUNK = "chunk"
+
+
+class Passage(models.Model):
+    """A span of a snapshot's text: ``snapshot.text[start:end] == text``."""
+
+    snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="passages")
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="passages")
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="children"
+    )
+    kind = models.CharField(max_length=10, choices=PassageKind.choices, default=PassageKind.CHUNK)
+    ordinal = models.PositiveIntegerField(default=0)
+    section_path = models.TextField(blank=True)
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    page = models.PositiveIntegerField(null=True, blank=True)
+    text = models.TextField()
+    sentences = models.JSONField(
+        default=list, blank=True, help_text="[[start, end], …] sentence offsets in snapshot text."
+    )
+    fingerprint = models.CharField(max_length=64, db_index=True)
+    embedding = VectorField(dimensions=EMBEDDING_DIM, null=True, blank=True)
+    embedding_model = models.CharField(max_length=200, blank=True)
+    search_vector = SearchVectorField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["snapshot", "ordinal"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["snapshot", "kind", "start", "end"], name="passage_unique_span"
+            ),
+            models.CheckConstraint(condition=models.Q(end__gte=models.F("start")),
+                                   name="passage_span_ordered"),
+        ]
+        indexes = [
+            # Dense retrieval: ORDER BY embedding <=> %s LIMIT k (cosine distance).
+            HnswIndex(
+                name="passage_embedding_hnsw", fields=["embedding"], m=16,
+                ef_construction=64, opclasses=["vector_cosine_ops"],
+            ),
+            # Sparse candidates: WHERE search_vector @@ websearch_to_tsquery(...).
+            GinIndex(name="passage_search_gin", fields=["search_vector"]),
+            # Ledger full-text on passages quoted as evidence: text ILIKE '%term%'.
+            GinIndex(name="passage_text_trgm", fields=["text"], opclasses=["gin_trgm_ops"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.snapshot_id}[{self.start}:{self.end}]"
+
+
+class SearchHit(models.Model):
+    """One result of one adapter for one query of one run, as returned (provenance)."""
+
+    run = models.ForeignKey("research.Run", on_delete=models.CASCADE, related_name="search_hits")
+    query = models.ForeignKey(
+        "research.Query", null=True, blank=True, on_delete=models.SET_NULL, related_name="hits"
+    )
+    query_text = models.TextField()
+    adapter = models.CharField(max_length=40)
+    rank = models.PositiveIntegerField()
+    raw_score = models.FloatField(null=True, blank=True)
+    canonical_id = models.CharField(max_length=600, blank=True)
+    source = models.ForeignKey(
+        Source, null=True, blank=True, on_delete=models.SET_NULL, related_name="hits"
+    )
+    record = models.JSONField(help_text="The adapter's normalized record.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "query_text", "adapter", "rank"]
+        constraints = [
+            # A retried search stage writes the same rows again: idempotent.
+            models.UniqueConstraint(
+                fields=["run", "query_text", "adapter", "rank"], name="searchhit_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.adapter}#{self.rank} {self.canonical_id}"
+
+
+class Verdict(models.TextChoices):
+    PENDING = "pending"
+    PASS = "pass", "PASS"
+    FAIL = "fail", "FAIL"
+    UNCERTAIN = "uncertain", "UNCERTAIN"
+
+
+class DispositionState(models.TextChoices):
+    PENDING = "pending"
+    KEPT = "kept"
+    DROPPED = "dropped"
+    SUPERSEDED = "superseded"
+
+
+class ReviewState(models.TextChoices):
+    UNREVIEWED = "unreviewed"
+    APPROVED = "approved"
+    NARROWED = "narrowed"
+    REJECTED = "rejected"
+
+
+class ClaimType(models.TextChoices):
+    HISTORICAL = "historical"
+    DEFINITIONAL = "definitional"
+    MECHANISTIC = "mechanistic"
+    EMPIRICAL = "empirical"
+    COMPARATIVE = "comparative"
+    CURRENT_STATE = "current-state"
+    CAUSAL = "causal"
+    NUMERICAL = "numerical"
+    TEMPORAL = "temporal"
+    RECOMMENDATION = "recommendation"
+
+
+class Claim(models.Model):
+    """An atomic proposition: the unit of truth, verified and reviewed as a capsule."""
+
+    code = models.UUIDField(default=uuid4, unique=True, editable=False)
+    run = models.ForeignKey("research.Run", on_delete=models.CASCADE, related_name="claims")
+    subquestion = models.ForeignKey(
+        "research.Subquestion", null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="claims",
+    )
+    text = models.TextField()
+    fingerprint = models.CharField(max_length=64, help_text="sha256 of normalized text.")
+    claim_type = models.CharField(max_length=20, choices=ClaimType.choices, blank=True)
+    entities = models.JSONField(default=list, blank=True)
+    numbers = models.JSONField(default=list, blank=True)
+    hedges = models.JSONField(default=list, blank=True)
+    time_sensitive = models.BooleanField(default=False)
+    status = models.CharField(max_length=10, choices=Verdict.choices, default=Verdict.PENDING)
+    rationale = models.TextField(blank=True)
+    flags = models.JSONField(default=list, blank=True)
+    disposition = models.CharField(
+        max_length=12, choices=DispositionState.choices, default=DispositionState.PENDING
+    )
+    disposition_reason = models.TextField(blank=True)
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+    )
+    # Capsule: what a report may say on the strength of this claim.
+    allowed_scope = models.TextField(blank=True)
+    prohibited_overstatements = models.JSONField(default=list, blank=True)
+    limitations = models.TextField(blank=True)
+    confidence = models.FloatField(null=True, blank=True)
+    independent_sources = models.PositiveIntegerField(default=0)
+    support_count = models.PositiveIntegerField(default=0)
+    refute_count = models.PositiveIntegerField(default=0)
+    review_state = models.CharField(
+        max_length=12, choices=ReviewState.choices, default=ReviewState.UNREVIEWED
+    )
+    version = models.PositiveIntegerField(default=1, help_text="Optimistic lock for reviews.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "subquestion", "pk"]
+        constraints = [
+            # One proposition per run: a merge adds evidence links, never a second claim.
+            models.UniqueConstraint(fields=["run", "fingerprint"], name="claim_unique_fingerprint")
+        ]
+        indexes = [
+            # Ledger view: WHERE run_id = %s AND status = %s ORDER BY pk.
+            models.Index(fields=["run", "status"], name="claim_run_status"),
+            # Ledger full-text search: text ILIKE '%term%'.
+            GinIndex(name="claim_text_trgm", fields=["text"], opclasses=["gin_trgm_ops"]),
+        ]
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
+    def get_absolute_url(self) -> str:
+        return reverse("review-show-claim", args=[self.code])
+
+
+class Relation(models.TextChoices):
+    SUPPORTS = "supports"
+    CONTRADICTS = "contradicts"
+    INSUFFICIENT = "insufficient"
+    BACKGROUND = "background"
+
+
+class Pool(models.TextChoices):
+    SUPPORT = "support"
+    REFUTE = "refute"
+    BACKGROUND = "background"
+
+
+class EvidenceLink(models.Model):
+    """A claim bound to a passage with a verbatim quote at exact snapshot offsets."""
+
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="evidence")
+    passage = models.ForeignKey(Passage, on_delete=models.PROTECT, related_name="evidence")
+    snapshot = models.ForeignKey(Snapshot, on_delete=models.PROTECT, related_name="evidence")
+    pool = models.CharField(max_length=12, choices=Pool.choices)
+    relation = models.CharField(
+        max_length=12, choices=Relation.choices, default=Relation.INSUFFICIENT
+    )
+    quote = models.TextField()
+    quote_start = models.PositiveIntegerField(help_text="Offset in snapshot.text.")
+    quote_end = models.PositiveIntegerField()
+    passage_fingerprint = models.CharField(max_length=64)
+    score = models.FloatField(null=True, blank=True)
+    retrieval = models.JSONField(default=dict, blank=True, help_text="Per-retriever ranks.")
+    is_anchor = models.BooleanField(default=False, help_text="The sentence the claim was mined from.")
+
+    class Meta:
+        ordering = ["claim", "pool", "-score"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["claim", "passage", "pool"], name="evidence_unique_pool"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.claim_id} {self.relation} {self.passage_id}"
+
+
+class VerifierVote(models.Model):
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="votes")
+    evidence = models.ForeignKey(
+        EvidenceLink, null=True, blank=True, on_delete=models.CASCADE, related_name="votes"
+    )
+    verifier = models.CharField(max_length=60)
+    family = models.CharField(max_length=20, help_text="rules, nli, llm, learned.")
+    verdict = models.CharField(max_length=12, choices=Relation.choices)
+    score = models.FloatField(null=True, blank=True)
+    quote = models.TextField(blank=True)
+    rationale = models.TextField(blank=True)
+    valid = models.BooleanField(default=True)
+    discard_reason = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["claim", "verifier"]
+        constraints = [
+            # Duplicate votes are discarded: one vote per verifier per pair.
+            models.UniqueConstraint(
+                fields=["claim", "evidence", "verifier"], name="vote_unique_pair",
+                nulls_distinct=False,
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.verifier}: {self.verdict}"
+
+
+class Disposition(models.Model):
+    """Append-only history of what happened to a claim and why (nothing vanishes)."""
+
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="dispositions")
+    state = models.CharField(max_length=12, choices=DispositionState.choices)
+    reason = models.TextField()
+    stage = models.CharField(max_length=20, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["claim", "created_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.state}: {self.reason[:60]}"

@@ -1,0 +1,51 @@
+"""Push-only websocket: a run's status partial, re-rendered on each progress event."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.template.loader import render_to_string
+
+from research.models import Run
+
+
+def run_group(code: object) -> str:
+    return f"run-{code}"
+
+
+class RunProgressConsumer(AsyncWebsocketConsumer):
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        code = self.scope["url_route"]["kwargs"]["code"]
+        if user is None or not user.is_authenticated or not await self._visible(user, code):
+            await self.close(code=4403)
+            return
+        self.group = run_group(code)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+
+    async def disconnect(self, close_code: int) -> None:
+        if hasattr(self, "group"):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def research_run_progress(self, event: dict[str, Any]) -> None:
+        html = await self._render(event["run"])
+        if html:
+            await self.send(text_data=html)
+
+    @database_sync_to_async
+    def _visible(self, user: Any, code: str) -> bool:
+        run = Run.objects.select_related("plan_version__plan").filter(code=code).first()
+        return run is not None and run.plan_version.plan.is_visible_to(user)
+
+    @database_sync_to_async
+    def _render(self, code: str) -> str:
+        run = Run.objects.filter(code=code).first()
+        if run is None:
+            return ""
+        return render_to_string(
+            "research/run_detail.html#run-status",
+            {"run": run, "checkpoints": run.checkpoints.all(), "oob": True},
+        )

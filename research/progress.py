@@ -1,0 +1,31 @@
+"""Publishing run progress to the run's channel group, after the transaction commits."""
+
+from __future__ import annotations
+
+import logging
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import transaction
+
+from research.consumers import run_group
+
+logger = logging.getLogger(__name__)
+
+
+def publish_run_progress(run_code: object) -> None:
+    """Announce that a run changed; only its id travels, consumers re-read the row."""
+
+    def send() -> None:
+        layer = get_channel_layer()
+        if layer is None:
+            logger.warning("no channel layer configured: live progress is off")
+            return
+        try:
+            async_to_sync(layer.group_send)(
+                run_group(run_code), {"type": "research.run_progress", "run": str(run_code)}
+            )
+        except Exception:  # the page still renders from the database
+            logger.exception("could not publish progress for run %s", run_code)
+
+    transaction.on_commit(send)

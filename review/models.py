@@ -1,0 +1,127 @@
+"""Review decisions (append-only audit trail), gate policies and reports."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import uuid4
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+
+
+class AppendOnlyError(Exception):
+    pass
+
+
+class AppendOnlyQuerySet(models.QuerySet["ReviewDecision"]):
+    def update(self, **kwargs: Any) -> int:
+        raise AppendOnlyError("review decisions cannot be changed")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError("review decisions cannot be deleted")
+
+
+class Action(models.TextChoices):
+    APPROVE = "approve"
+    NARROW = "narrow"
+    REJECT = "reject"
+
+
+class ReviewDecision(models.Model):
+    """One reviewer's decision on one claim. Rows are never edited or deleted
+    (enforced here and by a database trigger)."""
+
+    code = models.UUIDField(default=uuid4, unique=True, editable=False)
+    claim = models.ForeignKey("ledger.Claim", on_delete=models.PROTECT, related_name="decisions")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="review_decisions"
+    )
+    action = models.CharField(max_length=10, choices=Action.choices)
+    text_before = models.TextField()
+    text_after = models.TextField()
+    reason_code = models.CharField(max_length=40, blank=True)
+    reason = models.TextField(blank=True)
+    allowed_scope = models.TextField(blank=True)
+    prohibited_overstatements = models.JSONField(default=list, blank=True)
+    claim_version = models.PositiveIntegerField(help_text="Claim version the reviewer saw.")
+    reverification = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = AppendOnlyQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["claim", "created_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["claim", "claim_version"], name="decision_unique_claim_version"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.action} by {self.reviewer_id}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.pk is not None:
+            raise AppendOnlyError("review decisions cannot be changed")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError("review decisions cannot be deleted")
+
+
+class GatePolicy(models.Model):
+    plan = models.OneToOneField("research.Plan", on_delete=models.CASCADE, related_name="gate")
+    require_second_reviewer = models.BooleanField(
+        default=False, help_text="Whoever narrowed a high-impact claim cannot approve it."
+    )
+    high_impact_types = models.JSONField(default=list, blank=True)
+    allow_bulk_approve = models.BooleanField(default=True)
+
+    def __str__(self) -> str:
+        return f"gate for {self.plan_id}"
+
+
+class Report(models.Model):
+    code = models.UUIDField(default=uuid4, unique=True, editable=False)
+    run = models.ForeignKey("research.Run", on_delete=models.PROTECT, related_name="reports")
+    version = models.PositiveIntegerField()
+    synthesizer = models.CharField(max_length=60)
+    outline = models.JSONField(default=dict)
+    markdown = models.TextField()
+    content_hash = models.CharField(max_length=64)
+    claim_codes = models.JSONField(default=list, help_text="Approved capsules it was built from.")
+    check_findings = models.JSONField(default=list, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "version"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "version"], name="report_unique_version")
+        ]
+
+    def __str__(self) -> str:
+        return f"report v{self.version} of {self.run_id}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("review-show-report", args=[self.code])
+
+
+class Export(models.Model):
+    report = models.ForeignKey(Report, on_delete=models.CASCADE, related_name="exports")
+    format = models.CharField(max_length=10)
+    content_hash = models.CharField(max_length=64)
+    size = models.PositiveIntegerField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["report", "created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.format} export of {self.report_id}"

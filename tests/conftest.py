@@ -1,0 +1,49 @@
+"""Shared fixtures: the embedded Postgres and a fixed cast of users."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ.setdefault("CHANNEL_LAYER", "memory")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+from config.embedded import ensure_database_url  # noqa: E402
+
+ensure_database_url()
+
+
+def _user(django_user_model, username: str, *groups: str):
+    from django.contrib.auth.models import Group
+
+    user = django_user_model.objects.create_user(username=username, password="pw-" + username)
+    user.groups.add(*Group.objects.filter(name__in=groups))
+    return user
+
+
+@pytest.fixture
+def author(django_user_model):
+    """A researcher who owns plans."""
+    return _user(django_user_model, "author", "researcher")
+
+
+@pytest.fixture
+def reviewer(django_user_model):
+    """A reviewer who may decide on claims of plans they are a member of."""
+    return _user(django_user_model, "reviewer", "reviewer")
+
+
+@pytest.fixture
+def researcher(django_user_model):
+    """A read-only member: sees plans they belong to but cannot decide."""
+    return _user(django_user_model, "researcher2", "researcher")
+
+
+@pytest.fixture
+def outsider(django_user_model):
+    """Logged in, but a member of nothing: gets 404 everywhere."""
+    return _user(django_user_model, "outsider", "researcher", "reviewer")
