@@ -1,0 +1,1 @@
+"""Services that write ledger rows: one module per topic (ingest, claims, …)."""
