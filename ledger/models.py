@@ -21,7 +21,10 @@ class Library(models.Model):
     code = models.UUIDField(default=uuid4, unique=True, editable=False)
     name = models.CharField(max_length=200, unique=True)
     owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
         related_name="libraries",
     )
     created_at = models.DateTimeField(auto_now_add=True)
@@ -51,7 +54,8 @@ class Source(models.Model):
 
     code = models.UUIDField(default=uuid4, unique=True, editable=False)
     canonical_id = models.CharField(
-        max_length=600, unique=True,
+        max_length=600,
+        unique=True,
         help_text="doi:…, arxiv:…, url:<normalized>, corpus:<name>:<id> or sha256:<content>.",
     )
     url = models.TextField(blank=True)
@@ -65,7 +69,9 @@ class Source(models.Model):
     )
     published_date = models.DateField(null=True, blank=True)
     cluster = models.CharField(
-        max_length=64, blank=True, db_index=True,
+        max_length=64,
+        blank=True,
+        db_index=True,
         help_text="Near-duplicate cluster: copies of one story share it.",
     )
     minhash = models.BinaryField(null=True, blank=True, editable=False)
@@ -77,9 +83,7 @@ class Source(models.Model):
         ordering = ["-created_at"]
         indexes = [
             # Library page: title search with ILIKE '%term%'.
-            GinIndex(
-                name="source_title_trgm", fields=["title"], opclasses=["gin_trgm_ops"]
-            ),
+            GinIndex(name="source_title_trgm", fields=["title"], opclasses=["gin_trgm_ops"]),
         ]
 
     def __str__(self) -> str:
@@ -111,9 +115,7 @@ class Snapshot(models.Model):
         get_latest_by = "fetched_at"
         constraints = [
             # Re-capturing unchanged content reuses the snapshot.
-            models.UniqueConstraint(
-                fields=["source", "raw_sha256"], name="snapshot_unique_content"
-            )
+            models.UniqueConstraint(fields=["source", "raw_sha256"], name="snapshot_unique_content")
         ]
 
     def __str__(self) -> str:
@@ -159,14 +161,18 @@ class Passage(models.Model):
             models.UniqueConstraint(
                 fields=["snapshot", "kind", "start", "end"], name="passage_unique_span"
             ),
-            models.CheckConstraint(condition=models.Q(end__gte=models.F("start")),
-                                   name="passage_span_ordered"),
+            models.CheckConstraint(
+                condition=models.Q(end__gte=models.F("start")), name="passage_span_ordered"
+            ),
         ]
         indexes = [
             # Dense retrieval: ORDER BY embedding <=> %s LIMIT k (cosine distance).
             HnswIndex(
-                name="passage_embedding_hnsw", fields=["embedding"], m=16,
-                ef_construction=64, opclasses=["vector_cosine_ops"],
+                name="passage_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
             ),
             # Sparse candidates: WHERE search_vector @@ websearch_to_tsquery(...).
             GinIndex(name="passage_search_gin", fields=["search_vector"]),
@@ -249,7 +255,10 @@ class Claim(models.Model):
     code = models.UUIDField(default=uuid4, unique=True, editable=False)
     run = models.ForeignKey("research.Run", on_delete=models.CASCADE, related_name="claims")
     subquestion = models.ForeignKey(
-        "research.Subquestion", null=True, blank=True, on_delete=models.SET_NULL,
+        "research.Subquestion",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
         related_name="claims",
     )
     text = models.TextField()
@@ -332,7 +341,9 @@ class EvidenceLink(models.Model):
     passage_fingerprint = models.CharField(max_length=64)
     score = models.FloatField(null=True, blank=True)
     retrieval = models.JSONField(default=dict, blank=True, help_text="Per-retriever ranks.")
-    is_anchor = models.BooleanField(default=False, help_text="The sentence the claim was mined from.")
+    is_anchor = models.BooleanField(
+        default=False, help_text="The sentence the claim was mined from."
+    )
 
     class Meta:
         ordering = ["claim", "pool", "-score"]
@@ -366,7 +377,8 @@ class VerifierVote(models.Model):
         constraints = [
             # Duplicate votes are discarded: one vote per verifier per pair.
             models.UniqueConstraint(
-                fields=["claim", "evidence", "verifier"], name="vote_unique_pair",
+                fields=["claim", "evidence", "verifier"],
+                name="vote_unique_pair",
                 nulls_distinct=False,
             )
         ]

@@ -37,7 +37,9 @@ class Plan(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="owned_plans"
     )
     members = models.ManyToManyField(
-        settings.AUTH_USER_MODEL, blank=True, related_name="plans",
+        settings.AUTH_USER_MODEL,
+        blank=True,
+        related_name="plans",
         help_text="People besides the owner who may see this plan (and, as reviewers, decide).",
     )
     question = models.TextField()
@@ -109,8 +111,12 @@ class PlanVersion(models.Model):
             parent = locked.current_version
             number = (parent.number + 1) if parent else 1
             version = cls(
-                plan=locked, number=number, parent=parent, content=content,
-                created_by=user, note=note,
+                plan=locked,
+                number=number,
+                parent=parent,
+                content=content,
+                created_by=user,
+                note=note,
             )
             version.save()
             version.materialize()
@@ -122,15 +128,24 @@ class PlanVersion(models.Model):
     def materialize(self) -> None:
         for s_pos, sq in enumerate(self.content.get("subquestions", [])):
             sub = Subquestion.objects.create(
-                plan_version=self, key=sq["key"], text=sq["text"],
-                dimension=sq.get("dimension", ""), priority=sq.get("priority", 0),
-                enabled=sq.get("enabled", True), position=s_pos,
+                plan_version=self,
+                key=sq["key"],
+                text=sq["text"],
+                dimension=sq.get("dimension", ""),
+                priority=sq.get("priority", 0),
+                enabled=sq.get("enabled", True),
+                position=s_pos,
             )
             Query.objects.bulk_create(
                 Query(
-                    plan_version=self, subquestion=sub, key=q["key"], text=q["text"],
-                    query_class=q["query_class"], priority=q.get("priority", 0),
-                    enabled=q.get("enabled", True), position=q_pos,
+                    plan_version=self,
+                    subquestion=sub,
+                    key=q["key"],
+                    text=q["text"],
+                    query_class=q["query_class"],
+                    priority=q.get("priority", 0),
+                    enabled=q.get("enabled", True),
+                    position=q_pos,
                     source_classes=q.get("source_classes", []),
                 )
                 for q_pos, q in enumerate(sq.get("queries", []))
@@ -296,7 +311,8 @@ class StageCheckpoint(models.Model):
     total = models.PositiveIntegerField(default=0)
     counters = models.JSONField(default=dict, blank=True)
     notes = models.JSONField(
-        default=dict, blank=True,
+        default=dict,
+        blank=True,
         help_text='What the stage could not do, in words (e.g. {"reranker": "none"}).',
     )
     cursor = models.JSONField(default=dict, blank=True, help_text="Where a resume picks up.")

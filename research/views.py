@@ -9,8 +9,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
 from research import services
-from research.models import Run
 from research.http import AuthedHttpRequest
+from research.models import Run
 
 
 @require_GET

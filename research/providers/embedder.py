@@ -53,7 +53,9 @@ def _load(name: str) -> Any:
     try:
         return SentenceTransformer(_model_path(name), device="cpu")
     except Exception as exc:  # missing path, hub name offline, corrupt weights
-        raise EmbedderUnavailable(f"embedding model {name or DEFAULT_MODEL_LABEL!r}: {exc}") from exc
+        raise EmbedderUnavailable(
+            f"embedding model {name or DEFAULT_MODEL_LABEL!r}: {exc}"
+        ) from exc
 
 
 class Embedder:
@@ -83,7 +85,10 @@ class Embedder:
         model = _load(self.model_name)
         with _lock:
             vectors = model.encode(
-                texts, batch_size=self.batch_size, normalize_embeddings=True,
-                convert_to_numpy=True, show_progress_bar=False,
+                texts,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
             )
         return np.asarray(vectors, dtype=np.float32)

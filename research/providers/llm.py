@@ -34,8 +34,10 @@ class LLMClient:
         self.config = config
         headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
         self._client = httpx.Client(
-            base_url=config.base_url.rstrip("/"), headers=headers,
-            timeout=config.timeout_s, transport=transport,
+            base_url=config.base_url.rstrip("/"),
+            headers=headers,
+            timeout=config.timeout_s,
+            transport=transport,
         )
 
     @classmethod
@@ -46,8 +48,10 @@ class LLMClient:
             return None
         return cls(
             LLMConfig(
-                base_url=settings.LLM_BASE_URL, model=settings.LLM_MODEL,
-                api_key=settings.LLM_API_KEY, timeout_s=settings.LLM_TIMEOUT_S,
+                base_url=settings.LLM_BASE_URL,
+                model=settings.LLM_MODEL,
+                api_key=settings.LLM_API_KEY,
+                timeout_s=settings.LLM_TIMEOUT_S,
             )
         )
 
@@ -58,8 +62,10 @@ class LLMClient:
     def chat(self, messages: list[dict[str, str]], *, json_mode: bool = False) -> str:
         """Return the assistant message text; raise LLMError (permanent or not)."""
         payload: dict[str, Any] = {
-            "model": self.config.model, "messages": messages,
-            "temperature": self.config.temperature, "seed": self.config.seed,
+            "model": self.config.model,
+            "messages": messages,
+            "temperature": self.config.temperature,
+            "seed": self.config.seed,
         }
         if json_mode:
             payload["response_format"] = {"type": "json_object"}
@@ -73,7 +79,9 @@ class LLMClient:
             raise LLMError(f"HTTP {response.status_code}", permanent=False, provider="llm")
         if response.status_code >= 400:
             raise LLMError(
-                f"HTTP {response.status_code}: {response.text[:200]}", permanent=True, provider="llm"
+                f"HTTP {response.status_code}: {response.text[:200]}",
+                permanent=True,
+                provider="llm",
             )
         try:
             return str(response.json()["choices"][0]["message"]["content"])
