@@ -80,6 +80,11 @@ TEMPLATES = [
     }
 ]
 
+if not envstr("DATABASE_URL"):
+    # No external server configured: start or attach to the embedded one (data in .data/pg).
+    from config.embedded import ensure_database_url
+
+    ensure_database_url()
 DATABASES = {"default": envdatabase("DATABASE_URL")}
 DATABASES["default"]["CONN_MAX_AGE"] = envint("DATABASE_CONN_MAX_AGE", 0, minimum=0)
 # Several test sessions may share one server: each can name its own test database.
