@@ -1,0 +1,601 @@
+"""Review decisions and the gate: who may decide, what a decision writes, when synthesis may start.
+
+Other apps read the gate through two functions:
+
+- ``gate_status(run) -> GateStatus``: is synthesis allowed, and which claims still block it.
+- ``approved_capsules(run) -> list[Capsule]``: the only claims a report may be built from.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any
+from uuid import UUID
+
+from django.core.exceptions import PermissionDenied
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Max, Q, QuerySet
+from django.http import Http404
+
+from ledger.models import (
+    Claim,
+    Disposition,
+    DispositionState,
+    EvidenceLink,
+    ReviewState,
+    Verdict,
+)
+from research.models import Plan, Run, RunState
+from review.models import Action, GatePolicy, ReviewDecision
+
+REVIEWER_GROUP = "reviewer"
+
+# Run states in which the ledger is complete enough for the gate to open.
+REVIEWABLE_STATES = {RunState.AWAITING_REVIEW, RunState.SYNTHESIZING, RunState.DONE}
+
+REJECT_REASONS: list[tuple[str, str]] = [
+    ("unsupported", "The evidence does not support it"),
+    ("contradicted", "Credible evidence contradicts it"),
+    ("misquoted", "Quote misread or taken out of context"),
+    ("overstated", "Overstates what the sources say"),
+    ("out-of-scope", "Outside the plan's question or scope"),
+    ("outdated", "Outdated: newer evidence supersedes it"),
+    ("unreliable-source", "Source not credible or not independent"),
+    ("duplicate", "Duplicate of another claim"),
+    ("other", "Other (explain below)"),
+]
+
+# A claim needs a reviewer's decision before synthesis when the pipeline had doubts.
+FLAGGED = ~Q(flags=[]) | Q(status__in=[Verdict.FAIL, Verdict.UNCERTAIN, Verdict.PENDING])
+FINAL = Q(review_state__in=[ReviewState.APPROVED, ReviewState.REJECTED])
+# Blocking: flagged without a final decision, or narrowed and not yet approved/rejected.
+BLOCKING = (FLAGGED & ~FINAL) | Q(review_state=ReviewState.NARROWED)
+BULK_ELIGIBLE = Q(flags=[], status=Verdict.PASS, review_state=ReviewState.UNREVIEWED)
+
+
+class DecisionRefused(Exception):
+    """The rules do not allow this decision; the message tells the reviewer why."""
+
+
+class DecisionConflict(DecisionRefused):
+    """Someone decided the claim after this reviewer loaded it; nothing was saved."""
+
+
+# --- access ---------------------------------------------------------------------------
+
+
+def is_reviewer(user: Any) -> bool:
+    return bool(user.is_superuser or user.groups.filter(name=REVIEWER_GROUP).exists())
+
+
+def can_decide(user: Any, plan: Plan) -> bool:
+    return plan.is_visible_to(user) and is_reviewer(user)
+
+
+def get_claim_for_user(user: Any, code: UUID, *, write: bool = False) -> Claim:
+    """A claim of a plan the user may see: strangers get 404, non-reviewers 403 on write."""
+    claim = (
+        Claim.objects.select_related("run__plan_version__plan", "subquestion")
+        .filter(code=code)
+        .first()
+    )
+    if claim is None or not claim.run.plan_version.plan.is_visible_to(user):
+        raise Http404("No such claim")
+    if write:
+        check_decide(user, claim)
+    return claim
+
+
+def check_decide(user: Any, claim: Claim) -> None:
+    if not is_reviewer(user):
+        raise PermissionDenied("Only reviewers decide on claims.")
+
+
+# --- gate -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GateStatus:
+    """Whether synthesis may start for a run, and what still blocks it."""
+
+    open: bool
+    run_ready: bool  # the run reached awaiting_review or later
+    total: int = 0
+    flagged: int = 0
+    required: int = 0
+    approved: int = 0
+    rejected: int = 0
+    narrowed: int = 0
+    unreviewed: int = 0
+    bulk_eligible: int = 0
+    blocking: list[UUID] = field(default_factory=list)
+
+    @property
+    def done(self) -> int:
+        return self.required - len(self.blocking)
+
+    @property
+    def percent(self) -> int:
+        return 100 if self.required == 0 else (100 * self.done) // self.required
+
+    @property
+    def reason(self) -> str:
+        if not self.run_ready:
+            return "The run has not finished verification yet."
+        if self.blocking:
+            return f"{len(self.blocking)} claim(s) still need a reviewer's decision."
+        return "Every flagged claim has a decision: synthesis may start."
+
+
+def ledger_claims(run: Run) -> QuerySet[Claim]:
+    """The claims a reviewer sees for a run (superseded ones live on in their successor)."""
+    return Claim.objects.filter(run=run).exclude(disposition=DispositionState.SUPERSEDED)
+
+
+def review_order(claims: QuerySet[Claim]) -> QuerySet[Claim]:
+    return claims.order_by("subquestion__position", "pk")
+
+
+def gate_status(run: Run) -> GateStatus:
+    """Synthesis stays blocked until every flagged claim has a final decision."""
+    claims = ledger_claims(run)
+    counts = claims.aggregate(
+        total=Count("pk"),
+        flagged=Count("pk", filter=FLAGGED),
+        required=Count("pk", filter=FLAGGED | Q(review_state=ReviewState.NARROWED)),
+        approved=Count("pk", filter=Q(review_state=ReviewState.APPROVED)),
+        rejected=Count("pk", filter=Q(review_state=ReviewState.REJECTED)),
+        narrowed=Count("pk", filter=Q(review_state=ReviewState.NARROWED)),
+        unreviewed=Count("pk", filter=Q(review_state=ReviewState.UNREVIEWED)),
+        bulk_eligible=Count("pk", filter=BULK_ELIGIBLE),
+    )
+    blocking = list(review_order(claims.filter(BLOCKING)).values_list("code", flat=True))
+    run_ready = run.state in REVIEWABLE_STATES
+    return GateStatus(
+        open=run_ready and not blocking, run_ready=run_ready, blocking=blocking, **counts
+    )
+
+
+def gate_policy(plan: Plan) -> GatePolicy:
+    """The plan's policy, or the defaults (unsaved) when it has none."""
+    return GatePolicy.objects.filter(plan=plan).first() or GatePolicy(plan=plan)
+
+
+def is_high_impact(claim: Claim, policy: GatePolicy) -> bool:
+    """No listed types means every claim counts as high-impact."""
+    types = policy.high_impact_types or []
+    return not types or claim.claim_type in types
+
+
+def is_flagged(claim: Claim) -> bool:
+    return bool(claim.flags) or claim.status != Verdict.PASS
+
+
+# --- capsules for synthesis -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CapsuleQuote:
+    """One verbatim quote bound to a capsule (``snapshot.text[start:end] == quote``)."""
+
+    pool: str
+    relation: str
+    quote: str
+    quote_start: int
+    quote_end: int
+    snapshot_code: UUID
+    passage_fingerprint: str
+    source_code: UUID
+    source_title: str
+    source_url: str
+    source_type: str
+    publisher: str
+    published_date: date | None
+    cluster: str
+    score: float | None
+
+
+@dataclass(frozen=True)
+class Capsule:
+    """An approved claim: what a report may say, its limits and its evidence."""
+
+    code: UUID
+    text: str
+    claim_type: str
+    status: str
+    subquestion_key: str
+    subquestion_text: str
+    allowed_scope: str
+    prohibited_overstatements: list[str]
+    limitations: str
+    confidence: float | None
+    independent_sources: int
+    fingerprint: str
+    approved_by: str
+    approved_at: datetime
+    decision_code: UUID
+    evidence: list[CapsuleQuote]
+
+
+def approved_capsules(run: Run) -> list[Capsule]:
+    """Claims whose latest decision is an approval of their current text, never FAIL.
+
+    The gate is not checked here: callers check ``gate_status(run).open`` first.
+    """
+    claims = (
+        review_order(ledger_claims(run).filter(review_state=ReviewState.APPROVED))
+        .exclude(status=Verdict.FAIL)
+        .select_related("subquestion")
+        .prefetch_related("decisions__reviewer", "evidence__snapshot__source")
+    )
+    capsules = []
+    for claim in claims:
+        decisions = list(claim.decisions.all())
+        last = decisions[-1] if decisions else None
+        if last is None or last.action != Action.APPROVE or last.text_after != claim.text:
+            continue  # review_state disagrees with the history: not approved
+        capsules.append(_capsule(claim, last))
+    return capsules
+
+
+def _capsule(claim: Claim, approval: ReviewDecision) -> Capsule:
+    sub = claim.subquestion
+    return Capsule(
+        code=claim.code,
+        text=claim.text,
+        claim_type=claim.claim_type,
+        status=claim.status,
+        subquestion_key=sub.key if sub else "",
+        subquestion_text=sub.text if sub else "",
+        allowed_scope=claim.allowed_scope,
+        prohibited_overstatements=list(claim.prohibited_overstatements or []),
+        limitations=claim.limitations,
+        confidence=claim.confidence,
+        independent_sources=claim.independent_sources,
+        fingerprint=claim.fingerprint,
+        approved_by=approval.reviewer.get_username(),
+        approved_at=approval.created_at,
+        decision_code=approval.code,
+        evidence=[_capsule_quote(link) for link in claim.evidence.all()],
+    )
+
+
+def _capsule_quote(link: EvidenceLink) -> CapsuleQuote:
+    source = link.snapshot.source
+    return CapsuleQuote(
+        pool=link.pool,
+        relation=link.relation,
+        quote=link.quote,
+        quote_start=link.quote_start,
+        quote_end=link.quote_end,
+        snapshot_code=link.snapshot.code,
+        passage_fingerprint=link.passage_fingerprint,
+        source_code=source.code,
+        source_title=source.title,
+        source_url=source.url,
+        source_type=source.source_type,
+        publisher=source.publisher,
+        published_date=source.published_date,
+        cluster=source.cluster,
+        score=link.score,
+    )
+
+
+# --- decisions ------------------------------------------------------------------------
+
+
+def last_narrowing(claim: Claim) -> ReviewDecision | None:
+    return claim.decisions.filter(action=Action.NARROW).order_by("created_at", "pk").last()
+
+
+def approval_refusal(claim: Claim, user: Any, policy: GatePolicy) -> str | None:
+    """Why this user may not approve this claim now, or None when they may."""
+    if claim.review_state == ReviewState.APPROVED:
+        return "This claim is already approved."
+    if claim.status == Verdict.PENDING:
+        return "This claim has not been verified yet, so it cannot be approved."
+    narrowing = last_narrowing(claim)
+    if narrowing is not None:
+        refusal = _narrowing_refusal(narrowing)
+        if refusal:
+            return refusal
+        if (
+            policy.require_second_reviewer
+            and is_high_impact(claim, policy)
+            and narrowing.reviewer_id == user.pk
+        ):
+            return (
+                "Second-reviewer rule: you narrowed this high-impact claim, "
+                "so another reviewer must approve it."
+            )
+    elif claim.status == Verdict.FAIL:
+        return (
+            "A failed claim cannot be approved: narrow it to what the evidence "
+            "supports, or reject it."
+        )
+    return None
+
+
+def _narrowing_refusal(narrowing: ReviewDecision) -> str | None:
+    result = narrowing.reverification or {}
+    if not result.get("available"):
+        why = result.get("reason") or "re-verification did not run"
+        return (
+            "The narrowed text has not been re-verified against the evidence "
+            f"({why}), so it cannot be approved. Reject it, or narrow it again "
+            "once re-verification is available."
+        )
+    if result.get("status") != Verdict.PASS:
+        verdict = str(result.get("status", "unknown")).upper()
+        return (
+            f"The evidence does not support the narrowed text (re-verification: {verdict}), "
+            "so it cannot be approved. Narrow it differently or reject it."
+        )
+    return None
+
+
+def _lock(claim: Claim, seen_version: int) -> Claim:
+    """Lock the claim row; a version other than the one the reviewer saw is a conflict."""
+    locked = Claim.objects.select_for_update().get(pk=claim.pk)
+    if locked.version != seen_version:
+        raise DecisionConflict(conflict_message(locked))
+    return locked
+
+
+def conflict_message(claim: Claim) -> str:
+    last = claim.decisions.select_related("reviewer").order_by("created_at", "pk").last()
+    who = (
+        f"{last.reviewer.get_username()} recorded “{last.action}” at "
+        f"{last.created_at:%Y-%m-%d %H:%M:%S} UTC"
+        if last
+        else "the claim changed"
+    )
+    return (
+        f"Conflict: {who} after you opened this claim. Your decision was not saved; "
+        "the page shows the current state — decide again if you still disagree."
+    )
+
+
+def _record(
+    claim: Claim, user: Any, action: str, seen_version: int, **fields: Any
+) -> ReviewDecision:
+    fields.setdefault("text_after", claim.text)
+    try:
+        with transaction.atomic():
+            return ReviewDecision.objects.create(
+                claim=claim,
+                reviewer=user,
+                action=action,
+                text_before=claim.text,
+                claim_version=seen_version,
+                **fields,
+            )
+    except IntegrityError as exc:  # unique (claim, claim_version): someone was faster
+        raise DecisionConflict(conflict_message(claim)) from exc
+
+
+def _set_disposition(claim: Claim, state: str, reason: str) -> None:
+    if claim.disposition == state and state != DispositionState.DROPPED:
+        return
+    claim.disposition = state
+    claim.disposition_reason = reason
+    Disposition.objects.create(claim=claim, state=state, reason=reason, stage="review")
+
+
+def do_approve_claim(user: Any, claim: Claim, seen_version: int, note: str = "") -> ReviewDecision:
+    """Approve the claim's current text; refused with a reason when the rules forbid it."""
+    check_decide(user, claim)
+    with transaction.atomic():
+        locked = _lock(claim, seen_version)
+        refusal = approval_refusal(locked, user, gate_policy(locked.run.plan_version.plan))
+        if refusal:
+            raise DecisionRefused(refusal)
+        decision = _record(locked, user, Action.APPROVE, seen_version, reason=note)
+        _set_disposition(locked, DispositionState.KEPT, "approved by a reviewer")
+        _advance(locked, ReviewState.APPROVED)
+    return decision
+
+
+def do_reject_claim(
+    user: Any, claim: Claim, seen_version: int, reason_code: str, reason: str = ""
+) -> ReviewDecision:
+    check_decide(user, claim)
+    labels = dict(REJECT_REASONS)
+    if reason_code not in labels:
+        raise DecisionRefused("Choose a reason for rejecting the claim.")
+    if reason_code == "other" and not reason.strip():
+        raise DecisionRefused("Explain the reason when you choose “Other”.")
+    with transaction.atomic():
+        locked = _lock(claim, seen_version)
+        decision = _record(
+            locked, user, Action.REJECT, seen_version, reason_code=reason_code, reason=reason
+        )
+        why = f"rejected by a reviewer: {labels[reason_code]}" + (
+            f" — {reason.strip()}" if reason.strip() else ""
+        )
+        _set_disposition(locked, DispositionState.DROPPED, why)
+        _advance(locked, ReviewState.REJECTED)
+    return decision
+
+
+def do_narrow_claim(
+    user: Any,
+    claim: Claim,
+    seen_version: int,
+    text: str,
+    allowed_scope: str = "",
+    prohibited_overstatements: list[str] | None = None,
+    reason: str = "",
+) -> ReviewDecision:
+    """Replace the claim's text by a narrower one and re-verify it against the same evidence.
+
+    1. Validate the new text (non-empty, different).
+    2. Re-verify it before taking the lock (verification may be slow).
+    3. Lock, record the decision with the re-verification result, advance the claim.
+    """
+    check_decide(user, claim)
+    text = " ".join(text.split())
+    if not text:
+        raise DecisionRefused("Write the narrowed claim text.")
+    if text == claim.text:
+        raise DecisionRefused("The narrowed text is the same as the current text.")
+    result = reverify(claim, text)
+    prohibited = [p.strip() for p in prohibited_overstatements or [] if p.strip()]
+    with transaction.atomic():
+        locked = _lock(claim, seen_version)
+        decision = _record(
+            locked,
+            user,
+            Action.NARROW,
+            seen_version,
+            text_after=text,
+            reason=reason,
+            allowed_scope=allowed_scope,
+            prohibited_overstatements=prohibited,
+            reverification=result,
+        )
+        locked.text = text
+        locked.allowed_scope = allowed_scope
+        locked.prohibited_overstatements = prohibited
+        _advance(
+            locked, ReviewState.NARROWED, ["text", "allowed_scope", "prohibited_overstatements"]
+        )
+    return decision
+
+
+def _advance(claim: Claim, state: str, extra: list[str] | None = None) -> None:
+    claim.review_state = state
+    claim.version += 1
+    claim.save(
+        update_fields=[
+            "review_state",
+            "version",
+            "disposition",
+            "disposition_reason",
+            *(extra or []),
+        ]
+    )
+
+
+def reverify(claim: Claim, text: str) -> dict[str, Any]:
+    """Re-verify ``text`` against the claim's existing evidence; never invents a verdict.
+
+    Returns ``{"available": False, "reason": ...}`` when no verifier can run, else
+    ``{"available": True, "status": "pass|fail|uncertain", "rationale": ..., ...}``.
+    """
+    try:
+        module = importlib.import_module("ledger.services.claims")
+    except ImportError:
+        module = None
+    service = getattr(module, "reverify_claim_text", None)
+    if service is None:
+        return {
+            "available": False,
+            "reason": "no re-verification service is installed (ledger.services.claims)",
+        }
+    return reverification_record(service(claim, text))
+
+
+def reverification_record(verdict: Any) -> dict[str, Any]:
+    """A JSON-safe summary of a verifier's answer, stored on the narrow decision."""
+    if verdict is None:
+        return {"available": False, "reason": "no verifier could judge the narrowed text"}
+    data = verdict if isinstance(verdict, dict) else vars(verdict)
+    status = str(data.get("status") or "")
+    record: dict[str, Any] = {
+        "available": bool(data.get("available", bool(status))),
+        "status": status.lower(),
+        "rationale": str(data.get("rationale") or ""),
+        "confidence": data.get("confidence"),
+        "flags": [str(f) for f in data.get("flags") or []],
+        "votes": [_vote_record(v) for v in data.get("votes") or []],
+    }
+    if data.get("reason") or data.get("notes"):
+        record["reason"] = str(data.get("reason") or data.get("notes"))
+    return record
+
+
+def _vote_record(vote: Any) -> dict[str, Any]:
+    data = vote if isinstance(vote, dict) else vars(vote)
+    keys = ("verifier", "family", "verdict", "score", "quote", "rationale")
+    return {k: data.get(k) for k in keys}
+
+
+def do_bulk_approve(user: Any, run: Run) -> int:
+    """Approve every unflagged PASS claim nobody has reviewed yet; one decision row each."""
+    if not can_decide(user, run.plan_version.plan):
+        raise PermissionDenied("Only reviewers decide on claims.")
+    if not gate_policy(run.plan_version.plan).allow_bulk_approve:
+        raise DecisionRefused("This plan's gate policy does not allow bulk approval.")
+    with transaction.atomic():
+        claims = list(ledger_claims(run).filter(BULK_ELIGIBLE).select_for_update().order_by("pk"))
+        for claim in claims:
+            _record(claim, user, Action.APPROVE, claim.version, reason="bulk approval")
+            _set_disposition(claim, DispositionState.KEPT, "approved by a reviewer (bulk)")
+            _advance(claim, ReviewState.APPROVED)
+    return len(claims)
+
+
+# --- reading --------------------------------------------------------------------------
+
+
+def subquestion_counts(run: Run) -> list[dict[str, Any]]:
+    """Per subquestion: claims, flagged, blocking, approved, rejected."""
+    rows = (
+        ledger_claims(run)
+        .values("subquestion__key", "subquestion__text", "subquestion__position")
+        .annotate(
+            total=Count("pk"),
+            flagged=Count("pk", filter=FLAGGED),
+            blocking=Count("pk", filter=BLOCKING),
+            approved=Count("pk", filter=Q(review_state=ReviewState.APPROVED)),
+            rejected=Count("pk", filter=Q(review_state=ReviewState.REJECTED)),
+        )
+        .order_by("subquestion__position")
+    )
+    return list(rows)
+
+
+def queue_neighbours(claim: Claim) -> dict[str, Any]:
+    """Previous/next claim in the review queue (flagged claims; all claims if unflagged)."""
+    claims = ledger_claims(claim.run)
+    queue = claims.filter(FLAGGED) if is_flagged(claim) else claims
+    codes = list(review_order(queue).values_list("code", flat=True))
+    pos = codes.index(claim.code) if claim.code in codes else -1
+    return {
+        "previous": codes[pos - 1] if pos > 0 else None,
+        "next": codes[pos + 1] if 0 <= pos < len(codes) - 1 else None,
+        "position": pos + 1,
+        "length": len(codes),
+        "flagged_queue": is_flagged(claim),
+    }
+
+
+def next_blocking(run: Run, after: Claim | None = None) -> UUID | None:
+    """The next claim still blocking the gate, after ``after`` in queue order (wrapping)."""
+    codes = gate_status(run).blocking
+    if not codes:
+        return None
+    if after is not None:
+        order = list(review_order(ledger_claims(run)).values_list("code", flat=True))
+        rank = {code: i for i, code in enumerate(order)}
+        here = rank.get(after.code, -1)
+        later = [c for c in codes if rank.get(c, -1) > here]
+        return later[0] if later else codes[0]
+    return codes[0]
+
+
+def run_decisions(run: Run) -> QuerySet[ReviewDecision]:
+    """The run's audit trail, oldest first."""
+    return (
+        ReviewDecision.objects.filter(claim__run=run)
+        .select_related("reviewer", "claim")
+        .order_by("created_at", "pk")
+    )
+
+
+def last_decided_at(run: Run) -> datetime | None:
+    value = ReviewDecision.objects.filter(claim__run=run).aggregate(at=Max("created_at"))["at"]
+    return value if isinstance(value, datetime) else None
