@@ -1,0 +1,486 @@
+"""Question → research plan: subquestions across dimensions, each with typed queries.
+
+Two planners share one schema (:mod:`research.pipeline.records`):
+
+* :func:`offline_plan` — deterministic, no model: it reads the question's shape (an
+  effect question "Does X reduce Y in Z?", a comparison, a definition, a how-question
+  or a bare topic) and seeds one subquestion per research dimension, each with queries
+  of the DESIGN.md classes, counter-evidence always among them.
+* :func:`llm_plan` — an OpenAI-compatible model proposes; its reply is validated
+  against the same schema, and anything invalid falls back to the offline plan with
+  the reason in ``planner_message``. It never raises for a bad reply.
+
+:func:`followup_queries` makes the targeted queries of best-first expansion.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from research.pipeline.records import (
+    DEFAULT_SOURCE_CLASSES,
+    QUERY_CLASSES,
+    SOURCE_CLASSES,
+    Budgets,
+    PlanContent,
+    PlanSchemaError,
+    QuerySpec,
+    SubquestionSpec,
+    normalize_query,
+    parse_plan,
+    question_problems,
+)
+
+if TYPE_CHECKING:
+    from research.providers.llm import LLMClient
+
+OFFLINE_PLANNER = "offline-rules-v1"
+
+_STOPWORD_TEXT = """a an the of in on at to for from by with without about into over under than then
+    and or but nor not no is are was were be been being do does did doing has have had
+    can could should would will shall may might must it its this that these those what
+    which who whom whose why how when where whether there their they them we our you your
+    i me my he she his her as if so such any some more most less very also just only
+    between among versus vs compared compare comparison difference"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+EFFECT_VERBS = {
+    "reduce": "increase",
+    "reduces": "increases",
+    "lower": "raise",
+    "lowers": "raises",
+    "decrease": "increase",
+    "decreases": "increases",
+    "increase": "reduce",
+    "increases": "reduces",
+    "raise": "lower",
+    "raises": "lowers",
+    "improve": "worsen",
+    "improves": "worsens",
+    "prevent": "cause",
+    "prevents": "causes",
+    "cause": "prevent",
+    "causes": "prevents",
+    "affect": "not affect",
+    "affects": "does not affect",
+    "protect": "harm",
+    "protects": "harms",
+    "help": "harm",
+    "helps": "harms",
+    "outperform": "underperform",
+    "outperforms": "underperforms",
+}
+AUXILIARIES = r"(?:does|do|did|is|are|was|were|can|could|will|would|should|has|have|may|might)"
+POPULATION_MARKERS = (" in ", " among ", " for ", " of patients with ")
+
+# Which source classes suit each query class (a query may narrow the plan's classes).
+CLASS_SOURCES: dict[str, list[str]] = {
+    "definition": ["library", "encyclopedia", "paper", "documentation"],
+    "mechanism": ["library", "paper", "preprint"],
+    "provenance": ["library", "paper", "preprint"],
+    "benchmark": ["library", "paper", "preprint"],
+    "implementation": ["library", "documentation", "paper", "web"],
+    "limitation": ["library", "paper", "preprint", "web"],
+    "comparison": ["library", "paper", "preprint"],
+    "counter-evidence": ["library", "paper", "preprint", "news", "web"],
+    "temporal": ["library", "paper", "news", "web"],
+    "source-specific": ["library", "paper", "documentation"],
+}
+
+
+@dataclass(frozen=True)
+class QuestionShape:
+    """What the offline planner understood of a question."""
+
+    kind: str  # effect | comparison | definition | how | topic
+    question: str
+    topic: str  # content words of the whole question
+    subject: str = ""  # X (intervention, method, thing)
+    verb: str = ""  # reduce / improve / …
+    outcome: str = ""  # Y
+    population: str = ""  # Z
+    other: str = ""  # the second side of a comparison
+
+
+def keywords(text: str) -> str:
+    """Content words in order, without stopwords or duplicates."""
+    words = re.findall(r"[\w][\w'+-]*", text)
+    kept = [w for w in words if w.casefold() not in STOPWORDS]
+    return " ".join(dict.fromkeys(kept))
+
+
+def _strip_question(question: str) -> str:
+    return " ".join(question.split()).rstrip(" ?.!")
+
+
+def _split_population(outcome: str) -> tuple[str, str]:
+    for marker in POPULATION_MARKERS:
+        head, sep, tail = outcome.rpartition(marker)
+        if sep and head.strip() and tail.strip():
+            return head.strip(), tail.strip()
+    return outcome, ""
+
+
+def analyze_question(question: str) -> QuestionShape:
+    """Recognize the question's shape with a few patterns; anything else is a topic."""
+    q = _strip_question(question)
+    topic = keywords(q) or q
+    effect = re.match(
+        rf"^{AUXILIARIES}\s+(?P<x>.+?)\s+(?:really\s+|actually\s+)?(?P<verb>{'|'.join(EFFECT_VERBS)})"
+        r"\s+(?P<y>.+)$",
+        q,
+        re.IGNORECASE,
+    )
+    if effect:
+        outcome, population = _split_population(effect["y"])
+        return QuestionShape(
+            "effect", q, topic, effect["x"], effect["verb"].lower(), outcome, population
+        )
+    comparison = re.match(
+        r"^(?:(?:what is|what's) the difference between|compare|how does)\s+(?P<a>.+?)\s+"
+        r"(?:and|with|vs\.?|versus|compare to|compare with)\s+(?P<b>.+)$",
+        q,
+        re.IGNORECASE,
+    ) or re.match(r"^(?P<a>.+?)\s+(?:vs\.?|versus)\s+(?P<b>.+)$", q, re.IGNORECASE)
+    if comparison:
+        return QuestionShape("comparison", q, topic, comparison["a"], other=comparison["b"])
+    definition = re.match(r"^(?:what (?:is|are)|define|who (?:is|are))\s+(?P<x>.+)$", q, re.I)
+    if definition:
+        return QuestionShape("definition", q, topic, definition["x"])
+    how = re.match(r"^how\s+(?:does|do|did|can|is|are)\s+(?P<x>.+?)(?:\s+work)?$", q, re.I)
+    if how:
+        return QuestionShape("how", q, topic, how["x"])
+    return QuestionShape("topic", q, topic, q)
+
+
+def _q(text: str, query_class: str) -> tuple[str, str]:
+    return " ".join(text.split()), query_class
+
+
+def _effect_nodes(s: QuestionShape) -> list[tuple[str, str, int, list[tuple[str, str]]]]:
+    x, y, z = keywords(s.subject) or s.subject, keywords(s.outcome) or s.outcome, s.population
+    zk = keywords(z)
+    opposite = EFFECT_VERBS.get(s.verb, "not affect")
+    verbs = s.verb if s.verb.endswith("s") else s.verb + "s"
+    base = f"{x} {y} {zk}".strip()
+    return [
+        (
+            f"What do studies report about whether {s.subject} {verbs} {s.outcome}"
+            + (f" in {z}" if z else "")
+            + "?",
+            "evidence",
+            3,
+            [
+                _q(f"{x} {s.verb} {y} {zk}", "benchmark"),
+                _q(f"{base} randomized controlled trial", "benchmark"),
+                _q(f"{base} meta-analysis systematic review", "source-specific"),
+            ],
+        ),
+        (
+            f"What evidence contradicts or qualifies the claim that {s.subject} {verbs} "
+            f"{s.outcome}?",
+            "counter-evidence",
+            3,
+            [
+                _q(f"{x} does not {s.verb} {y}", "counter-evidence"),
+                _q(f"{x} no effect on {y} {zk}", "counter-evidence"),
+                _q(f"{x} {opposite} {y}", "counter-evidence"),
+                _q(f"{x} {y} limitations adverse effects", "limitation"),
+            ],
+        ),
+        (
+            f"Through what mechanism could {s.subject} affect {s.outcome}?",
+            "mechanism",
+            2,
+            [
+                _q(f"{x} mechanism {y}", "mechanism"),
+                _q(f"how {x} affects {y}", "mechanism"),
+            ],
+        ),
+        (
+            f"What exactly are {s.subject} and {s.outcome}"
+            + (f", and who counts as {z}" if z else "")
+            + "?",
+            "definition",
+            1,
+            [_q(f"{x} definition", "definition"), _q(f"{y} {zk} definition", "definition")],
+        ),
+        (
+            f"Which doses, forms or regimens of {s.subject} were studied?",
+            "implementation",
+            1,
+            [_q(f"{x} dose regimen {y}", "implementation")],
+        ),
+        (
+            f"How does {s.subject} compare with alternatives or combinations for {s.outcome}?",
+            "comparison",
+            1,
+            [
+                _q(f"{x} versus placebo {y}", "comparison"),
+                _q(f"{x} combined with other treatments {y}", "comparison"),
+            ],
+        ),
+        (
+            f"Has the evidence on {s.subject} and {s.outcome} changed over time?",
+            "temporal",
+            1,
+            [
+                _q(f"{x} {y} recent trials", "temporal"),
+                _q(f"{x} {y} long-term follow-up", "temporal"),
+            ],
+        ),
+        (
+            f"Where do the main findings on {s.subject} and {s.outcome} come from?",
+            "provenance",
+            1,
+            [_q(f"{x} {y} original study cohort", "provenance")],
+        ),
+    ]
+
+
+def _generic_nodes(s: QuestionShape) -> list[tuple[str, str, int, list[tuple[str, str]]]]:
+    t = keywords(s.subject) or s.topic
+    other = keywords(s.other)
+    subject = s.subject
+    topical = s.kind == "topic"
+    nodes: list[tuple[str, str, int, list[tuple[str, str]]]] = [
+        (
+            f"Which key terms of {subject} need defining, and how are they defined?"
+            if topical
+            else f"What is {subject}, and how is it defined?",
+            "definition",
+            2 if s.kind == "definition" else 1,
+            [_q(f"{t} definition", "definition"), _q(f"what is {t}", "definition")],
+        ),
+        (
+            f"Which mechanisms underlie {subject}?" if topical else f"How does {subject} work?",
+            "mechanism",
+            3 if s.kind == "how" else 2,
+            [_q(f"{t} mechanism", "mechanism"), _q(f"how {t} works", "mechanism")],
+        ),
+        (
+            f"What evidence and measurements exist about {subject}?",
+            "evidence",
+            3,
+            [_q(f"{t} evidence", "benchmark"), _q(f"{t} evaluation results", "benchmark")],
+        ),
+        (
+            f"What evidence contradicts or qualifies common claims about {subject}?",
+            "counter-evidence",
+            3,
+            [
+                _q(f"{t} criticism contradicting evidence", "counter-evidence"),
+                _q(f"{t} failure no effect", "counter-evidence"),
+                _q(f"{t} limitations", "limitation"),
+            ],
+        ),
+        (
+            f"What practical applications or interventions concern {subject}?"
+            if topical
+            else f"How is {subject} used in practice?",
+            "implementation",
+            1,
+            [_q(f"{t} application practice", "implementation")],
+        ),
+        (
+            f"How does {subject} compare with {s.other or 'alternatives'}?",
+            "comparison",
+            3 if s.kind == "comparison" else 1,
+            [_q(f"{t} versus {other or 'alternatives'}", "comparison")]
+            + ([_q(f"{other} compared with {t}", "comparison")] if other else []),
+        ),
+        (
+            f"How has knowledge about {subject} changed over time?",
+            "temporal",
+            1,
+            [_q(f"{t} recent developments", "temporal"), _q(f"{t} history", "temporal")],
+        ),
+        (
+            f"What do primary sources say about {subject}?"
+            if topical
+            else f"Where was {subject} introduced, and what do primary sources say?",
+            "provenance",
+            1,
+            [
+                _q(f"{t} origin introduced", "provenance"),
+                _q(f"{t} primary source", "source-specific"),
+            ],
+        ),
+    ]
+    return nodes
+
+
+def _build(
+    shape: QuestionShape, nodes: list[tuple[str, str, int, list[tuple[str, str]]]]
+) -> PlanContent:
+    subquestions: list[SubquestionSpec] = []
+    seen: set[str] = set()
+    for i, (text, dimension, priority, queries) in enumerate(nodes, start=1):
+        specs: list[QuerySpec] = []
+        for query_text, query_class in queries:
+            norm = normalize_query(query_text)
+            if not norm or norm in seen:
+                continue
+            seen.add(norm)
+            specs.append(
+                QuerySpec(
+                    key=f"s{i}q{len(specs) + 1}",
+                    text=query_text,
+                    query_class=query_class,
+                    priority=priority,
+                    source_classes=CLASS_SOURCES[query_class],
+                )
+            )
+        if specs:
+            subquestions.append(
+                SubquestionSpec(
+                    key=f"s{i}",
+                    text=text,
+                    dimension=dimension,
+                    priority=priority,
+                    budget=len(specs) + 2,
+                    queries=specs,
+                )
+            )
+    return PlanContent(
+        question=shape.question + "?",
+        planner=OFFLINE_PLANNER,
+        subquestions=subquestions,
+        source_classes=list(DEFAULT_SOURCE_CLASSES),
+        budgets=Budgets(),
+    )
+
+
+def offline_plan(question: str) -> PlanContent:
+    """A sensible plan for any question, deterministically; raises on an unusable one."""
+    problems = question_problems(question)
+    if problems:
+        raise PlanSchemaError(problems)
+    shape = analyze_question(question)
+    nodes = _effect_nodes(shape) if shape.kind == "effect" else _generic_nodes(shape)
+    plan = _build(shape, nodes)
+    plan.question = " ".join(question.split())
+    return plan
+
+
+LLM_SYSTEM_PROMPT = (
+    "You plan evidence research. Reply with one JSON object only, no prose: "
+    '{"subquestions": [{"text": str, "dimension": str, "priority": 0-10, '
+    '"queries": [{"text": str, "query_class": one of ' + json.dumps(list(QUERY_CLASSES)) + ", "
+    '"source_classes": subset of ' + json.dumps(list(SOURCE_CLASSES)) + "}]}]}. "
+    "Give 4-8 subquestions across different dimensions, 1-4 short keyword search queries "
+    "each, no duplicate queries, and at least one counter-evidence query."
+)
+
+
+def _llm_content(raw: Any, question: str) -> dict[str, Any]:
+    """Give the model's subquestions stable keys and the plan's defaults."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("subquestions"), list):
+        raise PlanSchemaError(["the reply has no list of subquestions"])
+    subquestions = []
+    for i, sq in enumerate(raw["subquestions"], start=1):
+        if not isinstance(sq, dict):
+            raise PlanSchemaError([f"subquestion {i} is not an object"])
+        queries = sq.get("queries")
+        if not isinstance(queries, list):
+            raise PlanSchemaError([f"subquestion {i} has no list of queries"])
+        subquestions.append(
+            {
+                **sq,
+                "key": f"s{i}",
+                "budget": len(queries) + 2,
+                "queries": [
+                    {**q, "key": f"s{i}q{j}"} if isinstance(q, dict) else q
+                    for j, q in enumerate(queries, start=1)
+                ],
+            }
+        )
+    return {"question": question, "subquestions": subquestions}
+
+
+def llm_plan(question: str, client: LLMClient) -> PlanContent:
+    """The model's plan when valid, else the offline plan saying why (never raises on it)."""
+    offline = offline_plan(question)  # raises for an unusable question, before any call
+    try:
+        raw = client.chat_json(
+            [
+                {"role": "system", "content": LLM_SYSTEM_PROMPT},
+                {"role": "user", "content": offline.question},
+            ]
+        )
+        plan = parse_plan(_llm_content(raw, offline.question))
+        if not any(q.query_class == "counter-evidence" for _, q in plan.enabled_queries()):
+            raise PlanSchemaError(["it has no counter-evidence query"])
+    except PlanSchemaError as exc:
+        offline.planner_message = (
+            f"The language model's plan was invalid ({'; '.join(exc.messages[:3])}); "
+            "showing the offline plan instead."
+        )
+        return offline
+    except Exception as exc:  # provider errors, timeouts: the offline plan stands
+        offline.planner_message = (
+            f"The language model could not be asked ({exc}); showing the offline plan instead."
+        )
+        return offline
+    plan.planner = client.label
+    return plan
+
+
+def propose_plan(question: str, client: LLMClient | None) -> PlanContent:
+    """The configured planner: the LLM one when an endpoint is set, else offline."""
+    return offline_plan(question) if client is None else llm_plan(question, client)
+
+
+# --- best-first expansion --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Followup:
+    """A targeted query for a subquestion whose evidence is weak or one-sided."""
+
+    subquestion_key: str
+    key: str
+    text: str
+    query_class: str
+    reason: str
+
+
+def followup_queries(
+    sq: SubquestionSpec,
+    question: str,
+    *,
+    weak: bool,
+    one_sided: bool,
+    issued: set[str],
+    limit: int,
+    round_no: int,
+) -> list[Followup]:
+    """Targeted follow-ups: counter-evidence for one-sided nodes, broader terms for weak ones."""
+    topic = keywords(_strip_question(question))
+    node = keywords(sq.text)
+    candidates: list[tuple[str, str, str]] = []
+    if one_sided:
+        why = "one-sided: no passage found qualifies or contradicts it"
+        candidates += [
+            (f"{node} no significant effect", "counter-evidence", why),
+            (f"{topic} contradictory findings", "counter-evidence", why),
+            (f"{node} not associated", "counter-evidence", why),
+        ]
+    if weak:
+        why = "weak: too few relevant passages from distinct sources"
+        candidates += [
+            (node, "source-specific", why),
+            (f"{topic} {sq.dimension}".strip(), "benchmark", why),
+            (f"{node} review", "source-specific", why),
+        ]
+    out: list[Followup] = []
+    for text, query_class, reason in candidates:
+        norm = normalize_query(text)
+        if not norm or norm in issued or len(out) >= limit:
+            continue
+        issued.add(norm)
+        key = f"{sq.key}r{round_no}f{len(out) + 1}"
+        out.append(Followup(sq.key, key, " ".join(text.split()), query_class, reason))
+    return out

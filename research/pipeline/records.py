@@ -1,0 +1,226 @@
+"""Typed records of a research plan: the schema every planner's output must satisfy.
+
+A plan version's JSON (``PlanVersion.content``) is a dumped :class:`PlanContent`. The
+offline planner, the LLM planner and the browser editor all go through
+:func:`parse_plan`, so a plan that reaches the database always has the same shape,
+and :func:`plan_problems` / :func:`run_blockers` say in words what is wrong with it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+QUERY_CLASSES = (
+    "definition",
+    "mechanism",
+    "provenance",
+    "benchmark",
+    "implementation",
+    "limitation",
+    "comparison",
+    "counter-evidence",
+    "temporal",
+    "source-specific",
+)
+# What a query may be sent to: the plan's own library, scholarly indexes, the web.
+SOURCE_CLASSES = (
+    "library",
+    "paper",
+    "preprint",
+    "encyclopedia",
+    "documentation",
+    "news",
+    "web",
+)
+DEFAULT_SOURCE_CLASSES = ["library", "paper", "preprint", "encyclopedia", "web"]
+MAX_QUESTION_CHARS = 2000
+MAX_TEXT_CHARS = 1000
+MAX_QUERY_CHARS = 400
+MAX_SUBQUESTIONS = 30
+MAX_QUERIES_PER_SUBQUESTION = 20
+KEY_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,39}$"
+
+
+class PlanSchemaError(ValueError):
+    """A plan that does not fit the schema; ``messages`` say why, in words."""
+
+    def __init__(self, messages: list[str]) -> None:
+        super().__init__("; ".join(messages))
+        self.messages = messages
+
+
+class Budgets(BaseModel):
+    """Limits for one run of the plan; the run records which one stopped it."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    queries: int = Field(
+        default=40, ge=1, le=2000, description="Search queries, follow-ups included."
+    )
+    documents: int = Field(default=200, ge=1, le=100_000, description="Sources a run may draw on.")
+    wall_time_s: int = Field(
+        default=1800, ge=1, le=7 * 24 * 3600, description="Wall-clock seconds."
+    )
+    rounds: int = Field(
+        default=1, ge=0, le=5, description="Best-first follow-up rounds after round 0."
+    )
+    hits_per_query: int = Field(default=10, ge=1, le=100, description="Results kept per query.")
+
+
+class QuerySpec(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    key: str = Field(pattern=KEY_PATTERN, description="Stable across versions of one plan.")
+    text: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    query_class: str
+    priority: int = Field(default=0, ge=0, le=10)
+    enabled: bool = True
+    source_classes: list[str] = Field(default_factory=list)
+
+    @field_validator("text")
+    @classmethod
+    def _strip_text(cls, value: str) -> str:
+        value = " ".join(value.split())
+        if not value:
+            raise ValueError("must not be empty")
+        return value
+
+    @field_validator("query_class")
+    @classmethod
+    def _known_class(cls, value: str) -> str:
+        if value not in QUERY_CLASSES:
+            raise ValueError(f"unknown query class {value!r}")
+        return value
+
+    @field_validator("source_classes")
+    @classmethod
+    def _known_sources(cls, value: list[str]) -> list[str]:
+        unknown = [v for v in value if v not in SOURCE_CLASSES]
+        if unknown:
+            raise ValueError(f"unknown source class {unknown[0]!r}")
+        return list(dict.fromkeys(value))
+
+
+class SubquestionSpec(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    key: str = Field(pattern=KEY_PATTERN)
+    text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
+    dimension: str = Field(default="", max_length=60)
+    priority: int = Field(default=0, ge=0, le=10)
+    enabled: bool = True
+    budget: int = Field(
+        default=6, ge=1, le=500, description="Most queries for this node, follow-ups too."
+    )
+    queries: list[QuerySpec] = Field(default_factory=list, max_length=MAX_QUERIES_PER_SUBQUESTION)
+
+    @field_validator("text")
+    @classmethod
+    def _strip_text(cls, value: str) -> str:
+        value = " ".join(value.split())
+        if not value:
+            raise ValueError("must not be empty")
+        return value
+
+
+class PlanContent(BaseModel):
+    """The research graph of one plan version."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    schema_version: int = 1
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    planner: str = Field(default="", description="Which planner proposed the first version.")
+    planner_message: str = Field(default="", description="Why a fallback happened, in words.")
+    source_classes: list[str] = Field(default_factory=lambda: list(DEFAULT_SOURCE_CLASSES))
+    budgets: Budgets = Field(default_factory=lambda: Budgets())
+    subquestions: list[SubquestionSpec] = Field(min_length=1, max_length=MAX_SUBQUESTIONS)
+
+    @field_validator("question")
+    @classmethod
+    def _strip_question(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            raise ValueError("must not be empty")
+        return value
+
+    def enabled_queries(self) -> list[tuple[SubquestionSpec, QuerySpec]]:
+        return [(sq, q) for sq in self.subquestions if sq.enabled for q in sq.queries if q.enabled]
+
+    def dump(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+def normalize_query(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.casefold()))
+
+
+def _describe(error: dict[str, Any]) -> str:
+    loc = ".".join(str(part) for part in error["loc"])
+    return f"{loc}: {error['msg']}"
+
+
+def question_problems(question: str) -> list[str]:
+    """What is wrong with a research question, in words (empty list: nothing)."""
+    stripped = question.strip()
+    if not stripped:
+        return ["The question is empty: type the question you want researched."]
+    if len(stripped) > MAX_QUESTION_CHARS:
+        return [
+            f"The question is {len(stripped):,} characters long; the limit is "
+            f"{MAX_QUESTION_CHARS:,}. Put background material in the scope instead."
+        ]
+    if not re.search(r"\w{2,}", stripped):
+        return ["The question has no words to search for."]
+    return []
+
+
+def parse_plan(content: dict[str, Any]) -> PlanContent:
+    """Validate raw plan JSON against the schema; raise PlanSchemaError in words."""
+    try:
+        plan = PlanContent.model_validate(content)
+    except ValidationError as exc:
+        raise PlanSchemaError([_describe(e) for e in exc.errors()]) from exc  # type: ignore[arg-type]
+    problems = plan_problems(plan)
+    if problems:
+        raise PlanSchemaError(problems)
+    return plan
+
+
+def plan_problems(plan: PlanContent) -> list[str]:
+    """Semantic problems that make a plan unsavable: duplicate keys or queries."""
+    problems = question_problems(plan.question)
+    seen_keys: set[str] = set()
+    seen_queries: dict[str, str] = {}
+    for sq in plan.subquestions:
+        if sq.key in seen_keys:
+            problems.append(f"Two subquestions share the key {sq.key!r}.")
+        seen_keys.add(sq.key)
+        for q in sq.queries:
+            if q.key in seen_keys:
+                problems.append(f"The key {q.key!r} is used twice.")
+            seen_keys.add(q.key)
+            norm = normalize_query(q.text)
+            if norm in seen_queries:
+                problems.append(
+                    f"Duplicate query: {q.text!r} is the same as query {seen_queries[norm]!r}."
+                )
+            else:
+                seen_queries[norm] = q.key
+    return problems
+
+
+def run_blockers(plan: PlanContent) -> list[str]:
+    """Why a run of this plan must not start (empty list: it may)."""
+    problems = plan_problems(plan)
+    if not any(sq.enabled for sq in plan.subquestions):
+        problems.append("Every subquestion is disabled: enable at least one to start a run.")
+    elif not plan.enabled_queries():
+        problems.append(
+            "Every query is disabled: enable at least one query of an enabled subquestion "
+            "to start a run."
+        )
+    return problems

@@ -1,0 +1,188 @@
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from research.pipeline.planner import (
+    OFFLINE_PLANNER,
+    analyze_question,
+    followup_queries,
+    llm_plan,
+    offline_plan,
+)
+from research.pipeline.records import (
+    QUERY_CLASSES,
+    PlanSchemaError,
+    normalize_query,
+    parse_plan,
+    run_blockers,
+)
+from research.providers.llm import LLMClient, LLMConfig
+
+VITAMIN_D = "Does vitamin D supplementation reduce the risk of fractures in older adults?"
+QUESTIONS = [
+    VITAMIN_D,
+    "What is reciprocal rank fusion?",
+    "BM25 vs dense retrieval",
+    "How does CRISPR gene editing work?",
+    "climate change and coral reefs",
+    "Can exercise improve depression symptoms among teenagers?",
+    "Wer hat die Relativitätstheorie entwickelt?",
+]
+
+
+def llm_client(reply: str | None, status: int = 200) -> LLMClient:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if reply is None:
+            raise httpx.ConnectError("connection refused", request=request)
+        return httpx.Response(status, json={"choices": [{"message": {"content": reply}}]})
+
+    return LLMClient(
+        LLMConfig(base_url="http://llm.test/v1", model="tiny"),
+        transport=httpx.MockTransport(handler),
+    )
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_it_plans_any_question_across_dimensions_with_counter_evidence(question):
+    plan = offline_plan(question)
+
+    parse_plan(plan.dump())  # round-trips through the schema
+    assert run_blockers(plan) == []
+    dimensions = {sq.dimension for sq in plan.subquestions}
+    assert len(dimensions) >= 6
+    classes = {q.query_class for _, q in plan.enabled_queries()}
+    assert "counter-evidence" in classes
+    assert len(classes) >= 7
+    assert all(q.source_classes for _, q in plan.enabled_queries())
+    norms = [normalize_query(q.text) for _, q in plan.enabled_queries()]
+    assert len(norms) == len(set(norms))
+    assert plan.planner == OFFLINE_PLANNER
+
+
+def test_it_is_deterministic():
+    assert offline_plan(VITAMIN_D).dump() == offline_plan(VITAMIN_D).dump()
+
+
+def test_it_reads_an_effect_question():
+    shape = analyze_question(VITAMIN_D)
+
+    assert shape.kind == "effect"
+    assert shape.subject == "vitamin D supplementation"
+    assert shape.verb == "reduce"
+    assert shape.outcome == "the risk of fractures"
+    assert shape.population == "older adults"
+
+
+def test_it_builds_effect_queries_from_the_question_terms():
+    plan = offline_plan(VITAMIN_D)
+    texts = [q.text for _, q in plan.enabled_queries()]
+
+    assert any("does not reduce" in t and "fractures" in t for t in texts)
+    assert any("increase" in t for t in texts)  # the opposite direction is searched too
+    top = max(plan.subquestions, key=lambda sq: sq.priority)
+    assert "fractures" in top.text
+
+
+@pytest.mark.parametrize("question", ["", "   ", "x" * 10_000, "?!"])
+def test_it_refuses_an_unusable_question_in_words(question):
+    with pytest.raises(PlanSchemaError) as exc:
+        offline_plan(question)
+
+    assert exc.value.messages
+    assert all(len(m) > 20 for m in exc.value.messages)
+
+
+def test_it_takes_a_valid_llm_plan():
+    reply = """{"subquestions": [
+      {"text": "Does vitamin D prevent fractures?", "dimension": "evidence", "priority": 3,
+       "queries": [{"text": "vitamin D fracture trial", "query_class": "benchmark",
+                    "source_classes": ["library"]},
+                   {"text": "vitamin D no fracture benefit", "query_class": "counter-evidence"}]}
+    ]}"""
+
+    plan = llm_plan(VITAMIN_D, llm_client(reply))
+
+    assert plan.planner == "llm:tiny@http://llm.test/v1"
+    assert plan.planner_message == ""
+    assert [q.key for _, q in plan.enabled_queries()] == ["s1q1", "s1q2"]
+
+
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        ("this is not json", "could not be asked"),
+        ('{"subquestions": "none"}', "invalid"),
+        (
+            '{"subquestions": [{"text": "x y", "queries": [{"text": "a b", '
+            '"query_class": "astrology"}]}]}',
+            "unknown query class",
+        ),
+        (
+            '{"subquestions": [{"text": "x y", "queries": [{"text": "a b", '
+            '"query_class": "definition"}, {"text": "A  B", "query_class": "definition"}]}]}',
+            "Duplicate query",
+        ),
+        (
+            '{"subquestions": [{"text": "x y", "queries": [{"text": "a b", '
+            '"query_class": "definition"}]}]}',
+            "no counter-evidence",
+        ),
+        (None, "could not be asked"),
+    ],
+)
+def test_it_falls_back_to_the_offline_plan_when_the_llm_plan_is_invalid(reply, why):
+    plan = llm_plan(VITAMIN_D, llm_client(reply))
+
+    assert plan.planner == OFFLINE_PLANNER
+    assert why in plan.planner_message
+    assert plan.dump()["subquestions"] == offline_plan(VITAMIN_D).dump()["subquestions"]
+
+
+def test_it_rejects_budget_zero_and_duplicate_queries():
+    content = offline_plan(VITAMIN_D).dump()
+    content["budgets"]["queries"] = 0
+    with pytest.raises(PlanSchemaError) as exc:
+        parse_plan(content)
+    assert "budgets.queries" in exc.value.messages[0]
+
+    content = offline_plan(VITAMIN_D).dump()
+    content["subquestions"][1]["queries"][0]["text"] = content["subquestions"][0]["queries"][0][
+        "text"
+    ].upper()
+    with pytest.raises(PlanSchemaError) as exc:
+        parse_plan(content)
+    assert "Duplicate query" in exc.value.messages[0]
+
+
+def test_it_blocks_a_run_when_every_query_is_disabled():
+    plan = offline_plan(VITAMIN_D)
+    for sq in plan.subquestions:
+        for q in sq.queries:
+            q.enabled = False
+
+    assert "Every query is disabled" in run_blockers(plan)[0]
+
+
+def test_it_proposes_targeted_followups_once():
+    plan = offline_plan(VITAMIN_D)
+    sq = plan.subquestions[0]
+    issued = {normalize_query(q.text) for _, q in plan.enabled_queries()}
+
+    first = followup_queries(
+        sq, plan.question, weak=True, one_sided=True, issued=issued, limit=3, round_no=1
+    )
+    again = followup_queries(
+        sq, plan.question, weak=True, one_sided=True, issued=issued, limit=3, round_no=2
+    )
+
+    assert len(first) == 3
+    assert first[0].query_class == "counter-evidence" and "one-sided" in first[0].reason
+    assert {f.text for f in first}.isdisjoint({f.text for f in again})
+    assert all(f.query_class in QUERY_CLASSES for f in first + again)
+    assert (
+        followup_queries(
+            sq, plan.question, weak=False, one_sided=False, issued=set(), limit=3, round_no=1
+        )
+        == []
+    )
