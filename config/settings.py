@@ -71,6 +71,7 @@ TEMPLATES = [
         "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
+            "builtins": ["template_partials.templatetags.partials"],
             "context_processors": [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
@@ -94,8 +95,16 @@ DATABASES["default"]["TEST"] = {"NAME": envstr("TEST_DATABASE_NAME", "test_evide
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_postgres.core.PostgresChannelLayer",
-        **DATABASES["default"],
-        "config": {"expiry": 60},
+        "CONFIG": {
+            # Django fills these in for its own connections, but not for the layer's.
+            "ATOMIC_REQUESTS": False,
+            "AUTOCOMMIT": True,
+            "CONN_HEALTH_CHECKS": False,
+            "TIME_ZONE": None,
+            "OPTIONS": {},
+            **DATABASES["default"],
+            "expiry": 60,
+        },
     }
 }
 if envstr("CHANNEL_LAYER") == "memory":

@@ -2,19 +2,7 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
-
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-os.environ.setdefault("CHANNEL_LAYER", "memory")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-from config.embedded import ensure_database_url  # noqa: E402
-
-ensure_database_url()
 
 
 def _user(django_user_model, username: str, *groups: str):

@@ -1,0 +1,44 @@
+# Evidence Bureau: `make run` starts the app, `make test` runs the whole suite.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: setup run test lint typecheck pytest worker db-status db-stop clean-venv
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# CPU torch first: otherwise pip resolves a multi-GB CUDA build.
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+run: setup
+	$(PY) -m config.launcher
+
+worker: setup
+	$(PY) manage.py procrastinate worker
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: setup
+	$(VENV)/bin/mypy .
+
+pytest: setup
+	$(VENV)/bin/pytest
+
+test: lint typecheck pytest
+
+db-status: setup
+	$(PY) manage.py pgembedded status
+
+db-stop: setup
+	$(PY) manage.py pgembedded stop
+
+clean-venv:
+	rm -rf $(VENV)

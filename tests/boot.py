@@ -1,0 +1,15 @@
+"""Loaded with ``-p tests.boot`` before pytest-django reads the settings.
+
+Unit tests use the in-memory channel layer; tests that start daphne or workers in
+subprocesses pass CHANNEL_LAYER="" to those processes to get the real Postgres layer.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ.setdefault("CHANNEL_LAYER", "memory")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

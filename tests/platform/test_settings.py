@@ -1,0 +1,66 @@
+"""Start-up refuses bad configuration, naming the variable; production passes --deploy."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.processes import BASE_DIR, child_env
+
+PRODUCTION = {
+    "DJANGO_DEBUG": "false",
+    "DJANGO_SECRET_KEY": "k" * 20 + "-production-secret-" + "z" * 20,
+    "DJANGO_ALLOWED_HOSTS": "evidence.example.org",
+}
+
+
+def _manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(BASE_DIR / "manage.py"), *args],
+        env=child_env(**env),
+        cwd=BASE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_it_passes_the_deploy_check_with_production_settings():
+    result = _manage("check", "--deploy", "--fail-level", "WARNING", **PRODUCTION)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_it_names_a_missing_production_secret():
+    env = {**PRODUCTION, "DJANGO_SECRET_KEY": ""}
+    result = _manage("check", **env)
+    assert result.returncode != 0
+    assert "DJANGO_SECRET_KEY is required" in result.stderr
+
+
+def test_it_names_a_malformed_database_url():
+    result = _manage("check", DATABASE_URL="mysql://nobody@somewhere/db")
+    assert result.returncode != 0
+    assert "DATABASE_URL must be a postgres" in result.stderr
+
+
+def test_it_names_a_malformed_boolean():
+    result = _manage("check", DJANGO_DEBUG="maybe")
+    assert result.returncode != 0
+    assert "DJANGO_DEBUG must be a boolean" in result.stderr
+
+
+def test_it_uses_the_postgres_channel_layer_with_real_settings():
+    code = (
+        "import django; django.setup(); from channels.layers import get_channel_layer; "
+        "layer = get_channel_layer(); print(type(layer).__name__)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=BASE_DIR,
+        capture_output=True,
+        text=True,
+        env=child_env(DJANGO_SETTINGS_MODULE="config.settings", CHANNEL_LAYER=""),
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "PostgresChannelLayer"

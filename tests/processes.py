@@ -1,0 +1,104 @@
+"""Real processes for tests: workers and daphne against the test database."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from django.db import connection
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def database_url() -> str:
+    """The URL of the database this test session uses (the test database)."""
+    s = connection.settings_dict
+    auth = s["USER"] + (f":{s['PASSWORD']}" if s["PASSWORD"] else ":")
+    host = s["HOST"]
+    if host.startswith("/"):
+        return f"postgresql://{auth}@/{s['NAME']}?host={host}"
+    port = f":{s['PORT']}" if s["PORT"] else ""
+    return f"postgresql://{auth}@{host}{port}/{s['NAME']}"
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        DATABASE_URL=database_url(),
+        OPENBLAS_NUM_THREADS="1",
+        PYTHONUNBUFFERED="1",
+        HF_HUB_OFFLINE="1",
+    )
+    env.update(extra)
+    return env
+
+
+def start_worker(*args: str, **extra_env: str) -> subprocess.Popen[str]:
+    """A procrastinate worker process; ``--one-shot`` makes it exit when the queue is empty."""
+    return subprocess.Popen(
+        [sys.executable, str(BASE_DIR / "manage.py"), "procrastinate", "worker", *args],
+        env=child_env(**extra_env),
+        cwd=BASE_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_daphne(port: int, **extra_env: str) -> subprocess.Popen[str]:
+    """The project's ASGI app under daphne on 127.0.0.1:port, ready when this returns."""
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "daphne",
+            "-b",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "config.asgi:application",
+        ],
+        env=child_env(**extra_env),
+        cwd=BASE_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    wait_for_http(f"http://127.0.0.1:{port}/healthz", proc)
+    return proc
+
+
+def wait_for_http(url: str, proc: subprocess.Popen[str], timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            out = proc.stdout.read() if proc.stdout else ""
+            raise RuntimeError(f"process exited early ({proc.returncode}): {out[-2000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError(f"{url} did not answer within {timeout_s} s")
+
+
+def stop(proc: subprocess.Popen[str], timeout_s: float = 15.0) -> str:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return proc.stdout.read() if proc.stdout else ""
