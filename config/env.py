@@ -7,6 +7,7 @@ malformed, so a bad deployment stops at start-up with a message a person can act
 from __future__ import annotations
 
 import os
+from typing import Any
 from urllib.parse import urlparse
 
 from django.core.exceptions import ImproperlyConfigured
@@ -91,7 +92,7 @@ def envdatabase(name: str) -> dict[str, object]:
         config = dict(dj_database_url.parse(raw, conn_max_age=0))
     except Exception as exc:  # dj_database_url raises several types
         raise ImproperlyConfigured(f"{name} is malformed: {exc}") from None
-    options = dict(config.get("OPTIONS") or {})
+    options: dict[str, Any] = dict(config.get("OPTIONS") or {})  # type: ignore[call-overload]
     if "host" in options:  # a Unix-socket folder given as ?host=
         config["HOST"] = options.pop("host")
         config["OPTIONS"] = options

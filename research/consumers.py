@@ -15,7 +15,7 @@ def run_group(code: object) -> str:
     return f"run-{code}"
 
 
-class RunProgressConsumer(AsyncWebsocketConsumer):
+class RunProgressConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     async def connect(self) -> None:
         user = self.scope.get("user")
         code = self.scope["url_route"]["kwargs"]["code"]
@@ -35,12 +35,12 @@ class RunProgressConsumer(AsyncWebsocketConsumer):
         if html:
             await self.send(text_data=html)
 
-    @database_sync_to_async
+    @database_sync_to_async  # type: ignore[untyped-decorator]
     def _visible(self, user: Any, code: str) -> bool:
         run = Run.objects.select_related("plan_version__plan").filter(code=code).first()
         return run is not None and run.plan_version.plan.is_visible_to(user)
 
-    @database_sync_to_async
+    @database_sync_to_async  # type: ignore[untyped-decorator]
     def _render(self, code: str) -> str:
         run = Run.objects.filter(code=code).first()
         if run is None:

@@ -10,6 +10,8 @@ from django.db import transaction
 
 from research.consumers import run_group
 
+__all__ = ["publish_run_progress", "run_group"]
+
 logger = logging.getLogger(__name__)
 
 

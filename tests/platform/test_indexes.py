@@ -12,7 +12,7 @@ from tests.factories import make_passage, make_snapshot
 pytestmark = pytest.mark.django_db
 
 
-def _explain(sql: str, params: list[object]) -> str:
+def _explain(sql: str, params: list[str]) -> str:
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute("EXPLAIN " + sql, params)

@@ -30,7 +30,7 @@ def _communicator(run, cookie: bytes | None) -> WebsocketCommunicator:
     return WebsocketCommunicator(application, f"/ws/runs/{run.code}/", headers=headers)
 
 
-async def _receive_progress(run, cookie: bytes) -> str:
+async def _receive_progress(run, cookie: bytes):
     communicator = _communicator(run, cookie)
     connected, _ = await communicator.connect()
     assert connected
@@ -42,7 +42,7 @@ async def _receive_progress(run, cookie: bytes) -> str:
     return html
 
 
-async def _connects(run, cookie: bytes | None) -> bool:
+async def _connects(run, cookie: bytes | None):
     communicator = _communicator(run, cookie)
     connected, _ = await communicator.connect()
     if connected:
