@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import tracemalloc
+from dataclasses import replace
 
 import pytest
 
+from research.providers.base import ProviderError
 from research.providers.fetcher import (
     FetchHTTPError,
     FetchOptions,
@@ -21,8 +23,8 @@ from tests.providers.conftest import MIB, PAGE_HTML
 
 
 def _allowed(**overrides):
-    base = {"timeout_s": 2.0, "max_redirects": 5, "allowed_hosts": ("127.0.0.1",)}
-    return FetchOptions(**(base | overrides))
+    base = FetchOptions(timeout_s=2.0, max_redirects=5, allowed_hosts=("127.0.0.1",))
+    return replace(base, **overrides)
 
 
 def test_it_fetches_a_local_html_page_when_127_0_0_1_is_allowed(local_server, settings):
@@ -134,7 +136,7 @@ def test_it_stops_a_dripping_server_at_the_total_deadline(local_server):
 
 
 def test_it_reports_a_refused_connection_as_retryable():
-    with pytest.raises(Exception) as info:
+    with pytest.raises(ProviderError) as info:
         fetch_url_sync("http://127.0.0.1:9/", options=_allowed())
     assert info.value.permanent is False
 

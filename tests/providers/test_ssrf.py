@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+from dataclasses import replace
 
 import pytest
 
+from research.providers.base import ProviderError
 from research.providers.fetcher import FetchOptions, UnsupportedURL, fetch_url_sync
 from research.providers.ssrf import (
     AllowList,
@@ -53,8 +55,8 @@ PUBLIC = ["93.184.215.14", "8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "::ffff
 
 
 def _options(**overrides):
-    base = {"timeout_s": 2.0, "max_redirects": 5, "allowed_hosts": ()}
-    return FetchOptions(**(base | overrides))
+    base = FetchOptions(timeout_s=2.0, max_redirects=5, allowed_hosts=())
+    return replace(base, **overrides)
 
 
 def _fake_dns(monkeypatch, answers):
@@ -180,7 +182,7 @@ def test_it_refuses_urls_that_are_not_http(url):
 
 def test_it_reports_a_name_that_does_not_resolve_as_retryable(monkeypatch):
     _fake_dns(monkeypatch, {})
-    with pytest.raises(Exception) as info:
+    with pytest.raises(ProviderError) as info:
         fetch_url_sync("http://no-such-host.example/", options=_options())
     assert info.value.permanent is False
     assert "cannot resolve" in str(info.value)
