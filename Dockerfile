@@ -1,0 +1,39 @@
+# Evidence Bureau: one image for web (daphne) and workers (procrastinate).
+FROM python:3.11-slim-bookworm
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    HF_HUB_OFFLINE=1 \
+    TRANSFORMERS_OFFLINE=1 \
+    OPENBLAS_NUM_THREADS=1
+
+WORKDIR /app
+
+# Chromium prints PDF exports; curl serves the healthcheck.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends chromium curl \
+ && rm -rf /var/lib/apt/lists/*
+
+# CPU torch first, from PyTorch's CPU index: otherwise pip pulls a multi-GB CUDA build.
+RUN pip install --index-url https://download.pytorch.org/whl/cpu torch==2.13.0
+
+COPY pyproject.toml constraints.txt ./
+COPY config ./config
+COPY research ./research
+COPY ledger ./ledger
+COPY review ./review
+COPY templates ./templates
+COPY static ./static
+COPY manage.py ./
+RUN pip install -c constraints.txt -e .
+
+# Static files are collected at build time and served by WhiteNoise.
+RUN DJANGO_DEBUG=false DJANGO_SECRET_KEY=build-only-not-a-real-secret-000000000000 \
+    DATABASE_URL=postgresql://build@db/build python manage.py collectstatic --no-input -v 0
+
+RUN useradd --create-home --uid 1000 evidence && mkdir -p /app/.data && chown -R evidence /app/.data
+USER evidence
+
+EXPOSE 8000
+CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "config.asgi:application"]
