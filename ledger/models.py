@@ -6,6 +6,7 @@ from typing import Any
 from uuid import uuid4
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
@@ -75,6 +76,13 @@ class Source(models.Model):
         help_text="Near-duplicate cluster: copies of one story share it.",
     )
     minhash = models.BinaryField(null=True, blank=True, editable=False)
+    lsh_bands = ArrayField(
+        models.BigIntegerField(),
+        default=list,
+        blank=True,
+        editable=False,
+        help_text="MinHash LSH band keys (research.pipeline.neardup): shared key = candidate copy.",
+    )
     libraries = models.ManyToManyField(Library, blank=True, related_name="sources")
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -84,6 +92,8 @@ class Source(models.Model):
         indexes = [
             # Library page: title search with ILIKE '%term%'.
             GinIndex(name="source_title_trgm", fields=["title"], opclasses=["gin_trgm_ops"]),
+            # Near-duplicate candidates at ingest: WHERE lsh_bands && %s::bigint[].
+            GinIndex(name="source_lsh_bands_gin", fields=["lsh_bands"]),
         ]
 
     def __str__(self) -> str:
@@ -125,6 +135,47 @@ class Snapshot(models.Model):
         if self.pk is not None and not kwargs.pop("allow_update", False):
             raise ValueError("Snapshot is immutable; capture a new snapshot instead")
         super().save(*args, **kwargs)
+
+
+class UploadStatus(models.TextChoices):
+    QUEUED = "queued"
+    RUNNING = "running"
+    ADDED = "added"
+    DUPLICATE = "duplicate", "already in the library"
+    FAILED = "failed"
+
+
+class Upload(models.Model):
+    """One uploaded file waiting for, or done with, ingestion (per-file result or error)."""
+
+    code = models.UUIDField(default=uuid4, unique=True, editable=False)
+    library = models.ForeignKey(Library, on_delete=models.CASCADE, related_name="uploads")
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    batch = models.UUIDField(db_index=True, help_text="Files sent in one request share it.")
+    filename = models.CharField(max_length=255)
+    content_type = models.CharField(max_length=120, blank=True)
+    size = models.PositiveBigIntegerField(default=0)
+    raw = models.BinaryField(help_text="zlib-compressed bytes; emptied once ingested.")
+    raw_sha256 = models.CharField(max_length=64)
+    status = models.CharField(
+        max_length=10, choices=UploadStatus.choices, default=UploadStatus.QUEUED
+    )
+    error_reason = models.CharField(max_length=40, blank=True)
+    error = models.TextField(blank=True)
+    source = models.ForeignKey(
+        "Source", null=True, blank=True, on_delete=models.SET_NULL, related_name="uploads"
+    )
+    passages = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "filename"]
+
+    def __str__(self) -> str:
+        return f"{self.filename} ({self.status})"
 
 
 class PassageKind(models.TextChoices):

@@ -1,0 +1,233 @@
+"""Structure-aware chunking: blocks of an extracted text -> section and chunk passages.
+
+``chunk_document(text, blocks, cfg)`` is pure. It walks the blocks (see
+``research.pipeline.extract.Block``), keeps a heading stack for the section path, and
+emits for every section one *section* passage (the parent, for context) and *chunk*
+passages of at most ``cfg.max_chars`` characters made of whole sentences, list items and
+table rows, overlapping by ``cfg.overlap_sentences`` sentences. A table stays with its
+caption. Every passage's text is exactly ``text[start:end]``; sentence offsets are
+absolute offsets into ``text`` as well.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from research.pipeline.extract import Block
+
+PassageKindName = Literal["section", "chunk"]
+
+_ABBREVIATIONS = frozenset(
+    {"al", "approx", "ca", "cf", "co", "dr", "e.g", "eq", "eqs", "et", "etc", "fig", "figs"}
+    | {"i.e", "inc", "jr", "ltd", "mr", "mrs", "ms", "no", "nos", "pp", "prof", "ref", "refs"}
+    | {"resp", "sr", "st", "vs", "vol"}
+)
+# A sentence ends at . ! or ? (plus closing quotes/brackets) before whitespace and a
+# plausible sentence start; abbreviations and initials are filtered afterwards.
+_BOUNDARY = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s+[\"'\u201c\u2018(\[]?[A-Z0-9])")
+_WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)\.$")
+
+
+@dataclass(frozen=True)
+class ChunkConfig:
+    max_chars: int = 1000  # chunk bound; ~250 MiniLM word pieces with the title prefix
+    overlap_sentences: int = 1
+    max_section_chars: int = 6000  # a longer section is split into several parents
+
+
+@dataclass(frozen=True)
+class PassageDraft:
+    """One passage to store: ``text[start:end]``; ``parent`` indexes a section draft."""
+
+    kind: PassageKindName
+    ordinal: int
+    start: int
+    end: int
+    section_path: str
+    sentences: tuple[tuple[int, int], ...] = ()
+    parent: int | None = None
+    page: int | None = None
+
+
+@dataclass
+class _Unit:
+    """The smallest piece packed into chunks: a sentence, list item or table row(s)."""
+
+    start: int
+    end: int
+    page: int | None
+    sentence: bool
+    glue: bool = False  # a caption: keep the next unit (its table) in the same chunk
+
+    @property
+    def size(self) -> int:
+        return self.end - self.start
+
+
+@dataclass
+class _Section:
+    path: str
+    start: int
+    end: int = 0
+    units: list[_Unit] = field(default_factory=list)
+
+
+def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Sentence spans (absolute, whitespace-trimmed) of ``text[start:end]``."""
+    end = len(text) if end is None else end
+    spans: list[tuple[int, int]] = []
+    cursor = start
+    for match in _BOUNDARY.finditer(text, start, end):
+        if _is_abbreviation(text[cursor : match.start() + 1]):
+            continue
+        spans.append((cursor, match.end()))
+        cursor = match.end()
+    spans.append((cursor, end))
+    return [trimmed for span in spans if (trimmed := _trim(text, *span))]
+
+
+def _is_abbreviation(sentence: str) -> bool:
+    found = _WORD_BEFORE.search(sentence)
+    if found is None:
+        return False
+    word = found.group(1).lower()
+    return word in _ABBREVIATIONS or len(word) == 1 or word.count(".") >= 1
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int] | None:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return (start, end) if end > start else None
+
+
+def _hard_split(text: str, start: int, end: int, limit: int) -> list[tuple[int, int]]:
+    """Cut an over-long span at whitespace so that no piece exceeds ``limit``."""
+    pieces: list[tuple[int, int]] = []
+    while end - start > limit:
+        cut = text.rfind(" ", start + limit // 2, start + limit)
+        cut = cut if cut > start else start + limit
+        pieces.append((start, cut))
+        start = cut
+        while start < end and text[start].isspace():
+            start += 1
+    if end > start:
+        pieces.append((start, end))
+    return pieces
+
+
+def _units(text: str, block: Block, cfg: ChunkConfig) -> list[_Unit]:
+    if block.kind == "table":
+        lines = _line_spans(text, block.start, block.end)
+        return [_Unit(s, e, block.page, False) for s, e in lines]
+    spans = split_sentences(text, block.start, block.end)
+    if block.kind == "code":
+        spans = [(block.start, block.end)]
+    units: list[_Unit] = []
+    for s, e in spans:
+        for piece in _hard_split(text, s, e, cfg.max_chars):
+            units.append(_Unit(*piece, block.page, block.kind != "code", block.kind == "caption"))
+    return units
+
+
+def _line_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    spans, cursor = [], start
+    for line in text[start:end].split("\n"):
+        span = _trim(text, cursor, cursor + len(line))
+        if span:
+            spans.append(span)
+        cursor += len(line) + 1
+    return spans
+
+
+def _sections(text: str, blocks: Sequence[Block], cfg: ChunkConfig) -> list[_Section]:
+    """Group blocks under their headings; a section starts at its heading."""
+    stack: list[tuple[int, str]] = []
+    sections: list[_Section] = []
+    current = _Section("", 0)
+    for block in blocks:
+        if block.kind in {"heading", "title"}:
+            if current.units:
+                sections.append(current)
+            if block.kind == "heading":
+                stack = [(lvl, name) for lvl, name in stack if lvl < block.level]
+                stack.append((block.level, " ".join(text[block.start : block.end].split())))
+            current = _Section(" > ".join(name for _, name in stack), block.start)
+            continue
+        if not current.units and current.start > block.start:
+            current.start = block.start
+        current.units.extend(_units(text, block, cfg))
+        current.end = block.end
+    if current.units:
+        sections.append(current)
+    return [part for section in sections for part in _split_section(section, cfg)]
+
+
+def _split_section(section: _Section, cfg: ChunkConfig) -> list[_Section]:
+    if section.end - section.start <= cfg.max_section_chars:
+        return [section]
+    parts: list[_Section] = []
+    for units in _pack(section.units, cfg.max_section_chars, 0):
+        start = section.start if not parts else units[0].start
+        parts.append(_Section(section.path, start, units[-1].end, units))
+    return parts
+
+
+def _pack(units: list[_Unit], limit: int, overlap: int) -> list[list[_Unit]]:
+    """Greedy, balanced packing of units into groups spanning at most ``limit`` chars."""
+    if not units:
+        return []
+    total = units[-1].end - units[0].start
+    target = total / max(1, math.ceil(total / limit))
+    groups: list[list[_Unit]] = []
+    current: list[_Unit] = []
+    for unit in units:
+        span = unit.end - current[0].start if current else unit.size
+        full = (
+            bool(current) and not current[-1].glue and current[-1].end - current[0].start >= target
+        )
+        if current and (span > limit or full):
+            groups.append(current)
+            carry = current[-overlap:] if overlap and len(current) > overlap else []
+            carry = [u for u in carry if u.sentence]
+            current = carry if unit.end - (carry or [unit])[0].start <= limit else []
+        current.append(unit)
+    groups.append(current)
+    return groups
+
+
+def chunk_document(
+    text: str, blocks: Sequence[Block], cfg: ChunkConfig | None = None
+) -> list[PassageDraft]:
+    """Section passages first (in order), then each section's chunks pointing to it."""
+    cfg = cfg or ChunkConfig()
+    sections = _sections(text, blocks, cfg)
+    drafts: list[PassageDraft] = []
+    for index, section in enumerate(sections):
+        sentences = tuple((u.start, u.end) for u in section.units)
+        page = section.units[0].page
+        drafts.append(
+            PassageDraft(
+                "section", index, section.start, section.end, section.path, sentences, None, page
+            )
+        )
+    for index, section in enumerate(sections):
+        for group in _pack(section.units, cfg.max_chars, cfg.overlap_sentences):
+            drafts.append(
+                PassageDraft(
+                    "chunk",
+                    len(drafts),
+                    group[0].start,
+                    group[-1].end,
+                    section.path,
+                    tuple((u.start, u.end) for u in group),
+                    index,
+                    group[0].page,
+                )
+            )
+    return drafts

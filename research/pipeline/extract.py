@@ -1,0 +1,397 @@
+"""Extraction: captured bytes -> plain text with structure blocks, pages and metadata.
+
+One public function, :func:`extract`. It sniffs the kind (HTML, PDF, Markdown, plain
+text), decodes or parses it, and returns an :class:`Extracted` record whose ``text`` is
+what a snapshot stores; every :class:`Block` and :class:`PageSpan` carries exact offsets
+into that text, so the chunker can keep headings, lists, tables and page numbers.
+
+Evidence text is quoted verbatim later, so nothing here guesses: text without a declared
+encoding must be UTF-8 (or carry a BOM), and every refusal is an :class:`ExtractionError`
+with a reason code and a sentence a user can act on.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+BlockKind = Literal["title", "heading", "paragraph", "list_item", "table", "caption", "code"]
+DocKind = Literal["html", "pdf", "markdown", "text"]
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+_BLANK_LINES = re.compile(r"\n[ \t]*\n")
+_MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
+_MD_INLINE = re.compile(r"\[([^\]]+)\]\([^)]*\)|\*\*(?=\S)|(?<=\S)\*\*|`")
+_LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+\S")
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
+_CT_CHARSET = re.compile(r"charset\s*=\s*[\"']?([A-Za-z0-9_.:-]+)", re.I)
+
+
+class ExtractionError(Exception):
+    """A file that cannot become evidence text; ``reason`` is a stable code."""
+
+    permanent = True
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+@dataclass(frozen=True)
+class Block:
+    """A structural unit of the text: ``text[start:end]`` is its content."""
+
+    kind: BlockKind
+    start: int
+    end: int
+    level: int = 0  # heading depth (1 = top); 0 for non-headings
+    page: int | None = None
+
+
+@dataclass(frozen=True)
+class PageSpan:
+    """PDF page ``page`` (1-based) occupies ``text[start:end]``."""
+
+    page: int
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Extracted:
+    text: str
+    title: str
+    kind: DocKind
+    content_type: str
+    extractor: str
+    extractor_version: str
+    blocks: tuple[Block, ...] = ()
+    pages: tuple[PageSpan, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+class _Builder:
+    """Appends pieces of text and records block offsets as it goes."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.size = 0
+        self.blocks: list[Block] = []
+
+    def add(self, text: str, kind: BlockKind, level: int = 0, page: int | None = None) -> None:
+        text = text.strip()
+        if not text:
+            return
+        if self.parts:
+            self.parts.append("\n\n")
+            self.size += 2
+        self.blocks.append(Block(kind, self.size, self.size + len(text), level, page))
+        self.parts.append(text)
+        self.size += len(text)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+# --- sniffing and decoding ---------------------------------------------------------
+
+
+def sniff_kind(data: bytes, filename: str = "", content_type: str = "") -> DocKind:
+    """Decide the document kind from magic bytes first, then content type, then name."""
+    head = data[:1024].lstrip()
+    lowered = head.lower()
+    name = filename.lower()
+    ctype = content_type.split(";")[0].strip().lower()
+    if head.startswith(b"%PDF-") or ctype == "application/pdf":
+        return "pdf"
+    if head.startswith(b"PK\x03\x04"):
+        raise ExtractionError(
+            "unsupported", "ZIP-based documents (DOCX, ODT, EPUB) are not supported yet"
+        )
+    if ctype in {"text/html", "application/xhtml+xml"} or name.endswith((".html", ".htm")):
+        return "html"
+    if lowered.startswith((b"<!doctype html", b"<html")) or b"<body" in lowered:
+        return "html"
+    if ctype == "text/markdown" or name.endswith((".md", ".markdown")):
+        return "markdown"
+    return "text"
+
+
+def _looks_binary(data: bytes) -> bool:
+    sample = data[:8192]
+    if b"\x00" in sample and not sample.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return True
+    controls = sum(1 for b in sample if b < 9 or 13 < b < 32 or b == 127)
+    return controls > len(sample) * 0.05
+
+
+def _declared_charset(data: bytes, content_type: str, kind: DocKind) -> str:
+    match = _CT_CHARSET.search(content_type)
+    if match:
+        return match.group(1)
+    if kind == "html":
+        meta = _META_CHARSET.search(data[:4096])
+        if meta:
+            return meta.group(1).decode("ascii", "replace")
+    return ""
+
+
+def decode_text(data: bytes, content_type: str = "", kind: DocKind = "text") -> str:
+    """Decode bytes as declared (BOM, HTTP charset, HTML meta) or as strict UTF-8.
+
+    Undeclared bytes that are not UTF-8 are refused, naming the likely encoding,
+    because a wrong guess would silently corrupt every later quote.
+    """
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return _strict(data, "utf-16")
+    declared = _declared_charset(data, content_type, kind)
+    if declared:
+        try:
+            return _strict(data, declared)
+        except LookupError:
+            pass  # an unknown label: fall back to UTF-8 below
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        guess = _guess_encoding(data)
+        hint = f" (it looks like {guess})" if guess else ""
+        raise ExtractionError(
+            "encoding",
+            f"text is not valid UTF-8 at byte {exc.start}{hint} and declares no encoding; "
+            "re-save it as UTF-8 or upload it with a charset",
+        ) from exc
+
+
+def _strict(data: bytes, encoding: str) -> str:
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise ExtractionError(
+            "encoding", f"text does not decode as its declared {encoding} at byte {exc.start}"
+        ) from exc
+
+
+def _guess_encoding(data: bytes) -> str:
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(data[:65536]).best()
+    return str(best.encoding) if best is not None else ""
+
+
+# --- per kind ------------------------------------------------------------------------
+
+
+def _text_blocks(text: str, builder: _Builder, page: int | None = None) -> None:
+    """Paragraphs split on blank lines; runs of list-item lines become list items."""
+    for chunk in _BLANK_LINES.split(text):
+        lines = [line for line in chunk.split("\n") if line.strip()]
+        if lines and all(_LIST_ITEM.match(line) for line in lines):
+            for line in lines:
+                builder.add(line, "list_item", page=page)
+        else:
+            builder.add("\n".join(line.rstrip() for line in lines), "paragraph", page=page)
+
+
+def _extract_text(data: bytes, content_type: str) -> Extracted:
+    text = _clean(decode_text(data, content_type, "text"))
+    builder = _Builder()
+    _text_blocks(text, builder)
+    return _finish(builder, "", "text", "text/plain", "text", _python_version())
+
+
+def _extract_markdown(data: bytes, content_type: str) -> Extracted:
+    """Markdown becomes plain text: headings lose their hashes, inline markup its marks."""
+    text = _clean(decode_text(data, content_type, "markdown"))
+    builder = _Builder()
+    title = ""
+    run: list[str] = []
+    run_kind = "paragraph"
+
+    def flush(next_kind: str = "paragraph") -> None:
+        nonlocal run_kind
+        if run and run_kind == "paragraph":
+            _text_blocks(_MD_INLINE.sub(r"\1", "\n".join(run)), builder)
+        elif run:
+            builder.add("\n".join(run), "code" if run_kind == "code" else "table")
+        run.clear()
+        run_kind = next_kind
+
+    for line in text.split("\n"):
+        if line.lstrip().startswith("```"):
+            flush("paragraph" if run_kind == "code" else "code")
+            continue
+        heading = None if run_kind == "code" else _MD_HEADING.match(line)
+        if heading:
+            flush()
+            title = title or heading.group(2)
+            builder.add(_MD_INLINE.sub(r"\1", heading.group(2)), "heading", len(heading.group(1)))
+            continue
+        is_table = run_kind != "code" and line.lstrip().startswith("|")
+        if run_kind != "code" and is_table != (run_kind == "table"):
+            flush("table" if is_table else "paragraph")
+        if not (is_table and set(line.strip()) <= set("|-: ")):
+            run.append(line)
+    flush()
+    return _finish(builder, title, "markdown", "text/markdown", "markdown", _python_version())
+
+
+def _extract_pdf(data: bytes) -> Extracted:
+    import pypdf
+
+    try:
+        reader = pypdf.PdfReader(io.BytesIO(data), strict=False)
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise ExtractionError("pdf", "the PDF is encrypted")
+        page_texts = [_clean(page.extract_text() or "") for page in reader.pages]
+        info: Any = reader.metadata or {}
+    except ExtractionError:
+        raise
+    except Exception as exc:  # pypdf raises many kinds on damaged files
+        raise ExtractionError("pdf", f"the PDF could not be read: {exc}") from exc
+    builder = _Builder()
+    pages: list[PageSpan] = []
+    for number, page_text in enumerate(page_texts, start=1):
+        begin = len(builder.blocks)
+        _text_blocks(page_text, builder, page=number)
+        if len(builder.blocks) > begin:
+            pages.append(PageSpan(number, builder.blocks[begin].start, builder.blocks[-1].end))
+    title = str(info.get("/Title") or "").strip()
+    result = _finish(builder, title, "pdf", "application/pdf", "pypdf", pypdf.__version__)
+    meta = {"page_count": len(page_texts), "author": str(info.get("/Author") or "").strip()}
+    return _replace(result, pages=tuple(pages), metadata={**result.metadata, **meta})
+
+
+def _extract_html(data: bytes, content_type: str, url: str) -> Extracted:
+    import trafilatura
+
+    html = decode_text(data, content_type, "html")
+    try:
+        doc: Any = trafilatura.bare_extraction(
+            html,
+            url=url or None,
+            include_tables=True,
+            include_comments=False,
+            include_formatting=False,
+            include_links=False,
+            include_images=False,
+            with_metadata=True,
+            favor_recall=True,
+        )
+    except Exception as exc:  # lxml/trafilatura failure on hostile markup
+        raise ExtractionError("malformed_html", f"the HTML could not be parsed: {exc}") from exc
+    if doc is None or doc.body is None or not (doc.text or "").strip():
+        raise ExtractionError(
+            "malformed_html", "the HTML is malformed or has no main text to extract"
+        )
+    builder = _Builder()
+    for element in doc.body:
+        _html_element(element, builder)
+    metadata = {
+        key: str(value)
+        for key in ("author", "date", "sitename", "hostname", "description", "url")
+        if (value := getattr(doc, key, None))
+    }
+    result = _finish(
+        builder, doc.title or "", "html", "text/html", "trafilatura", trafilatura.__version__
+    )
+    return _replace(result, metadata=metadata)
+
+
+def _html_element(element: Any, builder: _Builder) -> None:
+    tag = element.tag
+    text = " ".join("".join(element.itertext()).split())
+    if tag == "head":
+        rend = str(element.get("rend") or "h2")
+        level = int(rend[1]) if rend[:1] == "h" and rend[1:2].isdigit() else 2
+        builder.add(text, "heading", level)
+    elif tag == "list":
+        for item in element.iter("item"):
+            builder.add(" ".join("".join(item.itertext()).split()), "list_item")
+    elif tag == "table":
+        _html_table(element, builder)
+    elif tag in {"code", "pre"}:
+        builder.add("".join(element.itertext()), "code")
+    else:
+        builder.add(text, "paragraph")
+
+
+def _html_table(table: Any, builder: _Builder) -> None:
+    """Rows become ``a | b`` lines; a leading one-cell row is the table's caption."""
+    rows = [
+        [" ".join("".join(cell.itertext()).split()) for cell in row.iter("cell")]
+        for row in table.iter("row")
+    ]
+    rows = [row for row in rows if any(row)]
+    if rows and sum(1 for cell in rows[0] if cell) == 1 and len(rows) > 1:
+        builder.add(next(cell for cell in rows[0] if cell), "caption")
+        rows = rows[1:]
+    builder.add("\n".join(" | ".join(row) for row in rows), "table")
+
+
+# --- shared ----------------------------------------------------------------------------
+
+
+def _clean(text: str) -> str:
+    """Normalize newlines and drop control characters (kept offsets refer to the result)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROL.sub("", text)
+
+
+def _python_version() -> str:
+    import sys
+
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def _finish(
+    builder: _Builder, title: str, kind: DocKind, ctype: str, name: str, version: str
+) -> Extracted:
+    text = builder.text
+    if not text.strip():
+        raise ExtractionError("no_text", "no text could be extracted from the file")
+    title = " ".join(title.split())
+    return Extracted(text, title, kind, ctype, name, version, tuple(builder.blocks))
+
+
+def _replace(result: Extracted, **changes: Any) -> Extracted:
+    from dataclasses import replace
+
+    return replace(result, **changes)
+
+
+def extract(data: bytes, *, filename: str = "", content_type: str = "", url: str = "") -> Extracted:
+    """Turn captured bytes into text, structure and metadata, or raise ExtractionError."""
+    if not data.strip():
+        raise ExtractionError("empty", "the file is empty")
+    kind = sniff_kind(data, filename, content_type)
+    if kind == "pdf":
+        return _extract_pdf(data)
+    if _looks_binary(data):
+        raise ExtractionError(
+            "binary", "the file looks like binary data, not HTML, PDF, Markdown or text"
+        )
+    if kind == "html":
+        return _extract_html(data, content_type, url)
+    if kind == "markdown":
+        return _extract_markdown(data, content_type)
+    return _extract_text(data, content_type)
+
+
+def corpus_document(title: str, body: str) -> Extracted:
+    """A corpus record (BEIR / SciFact): text is ``title + "\\n\\n" + body``."""
+    builder = _Builder()
+    title = title.strip()
+    body = body.strip()
+    if title:
+        builder.add(title, "title", 1)
+    if body:
+        builder.add(body, "paragraph")
+    return _finish(builder, title, "text", "text/plain", "corpus-jsonl", "1")

@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from ledger.models import Library, Passage, Snapshot, Source
+
+pytestmark = pytest.mark.django_db
+
+DOCS = [
+    {
+        "_id": "11",
+        "title": "Vitamin D and bone density.",
+        "text": "Vitamin D supplementation increased bone density in older adults. "
+        "The effect was largest in women. No effect was seen in men (p = 0.4).",
+        "metadata": {},
+    },
+    {
+        "_id": "12",
+        "title": "Coffee and sleep.",
+        "text": "Caffeine taken six hours before bed reduced total sleep time by 41 minutes.",
+        "metadata": {},
+    },
+]
+
+
+def _write_beir(folder, docs):
+    folder.mkdir()
+    path = folder / "corpus.jsonl"
+    path.write_text("".join(json.dumps(doc) + "\n" for doc in docs), encoding="utf-8")
+    return path
+
+
+def _scifact_line(doc):
+    sentences = [s + "." for s in doc["text"].rstrip(".").split(". ")]
+    return {
+        "doc_id": int(doc["_id"]),
+        "title": doc["title"],
+        "abstract": sentences,
+        "structured": False,
+    }
+
+
+def _run(path, *args):
+    out = StringIO()
+    call_command("import_corpus", str(path), *args, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def test_it_imports_a_beir_corpus_with_exact_passage_offsets(tmp_path):
+    path = _write_beir(tmp_path / "tiny-beir", DOCS)
+
+    output = _run(path)
+
+    assert "added: 2" in output
+    library = Library.objects.get(name="tiny")
+    source = Source.objects.get(canonical_id="corpus:tiny:11")
+    assert list(source.libraries.all()) == [library]
+    assert source.metadata == {"corpus": "tiny", "doc_id": "11"}
+    snapshot = source.snapshots.get()
+    assert snapshot.text == DOCS[0]["title"] + "\n\n" + DOCS[0]["text"]
+    passages = list(Passage.objects.filter(source__libraries=library))
+    assert {p.kind for p in passages} == {"section", "chunk"}
+    for passage in passages:
+        assert passage.text == passage.snapshot.text[passage.start : passage.end]
+        for start, end in passage.sentences:
+            assert passage.start <= start < end <= passage.end
+    chunks = [p for p in passages if p.kind == "chunk"]
+    assert all(p.embedding is not None and len(p.embedding) == 384 for p in chunks)
+    assert all(p.parent is not None and p.parent.kind == "section" for p in chunks)
+    assert all(p.embedding_model for p in chunks)
+
+
+def test_it_adds_nothing_on_a_second_run_and_says_so(tmp_path):
+    path = _write_beir(tmp_path / "tiny-beir", DOCS)
+    _run(path)
+    counts = (Source.objects.count(), Snapshot.objects.count(), Passage.objects.count())
+
+    output = _run(path)
+
+    assert (Source.objects.count(), Snapshot.objects.count(), Passage.objects.count()) == counts
+    assert "unchanged: 2" in output
+    assert "nothing new" in output
+
+
+def test_it_maps_scifact_format_to_the_same_sources_as_beir(tmp_path):
+    _run(_write_beir(tmp_path / "tiny-beir", DOCS))
+    folder = tmp_path / "tiny"
+    folder.mkdir()
+    scifact = folder / "corpus.jsonl"
+    scifact.write_text("".join(json.dumps(_scifact_line(d)) + "\n" for d in DOCS))
+
+    output = _run(scifact)
+
+    assert "unchanged: 2" in output
+    assert Source.objects.count() == 2 and Snapshot.objects.count() == 2
+
+
+def test_it_makes_a_new_snapshot_of_the_same_source_when_content_changes(tmp_path):
+    _run(_write_beir(tmp_path / "tiny-beir", DOCS))
+    edited = [dict(DOCS[0], text=DOCS[0]["text"] + " A later erratum corrected the dose."), DOCS[1]]
+
+    output = _run(_write_beir(tmp_path / "copy-beir", edited), "--corpus-name", "tiny")
+
+    assert "new_snapshot: 1" in output and "unchanged: 1" in output
+    source = Source.objects.get(canonical_id="corpus:tiny:11")
+    assert source.snapshots.count() == 2
