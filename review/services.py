@@ -599,3 +599,55 @@ def run_decisions(run: Run) -> QuerySet[ReviewDecision]:
 def last_decided_at(run: Run) -> datetime | None:
     value = ReviewDecision.objects.filter(claim__run=run).aggregate(at=Max("created_at"))["at"]
     return value if isinstance(value, datetime) else None
+
+
+# --- evidence in context --------------------------------------------------------------
+
+CONTEXT_CHARS = 600
+
+
+@dataclass(frozen=True)
+class QuoteInContext:
+    """A quote cut out of the text around it, for highlighting without any markup in data.
+
+    ``quote`` is the text at the stored offsets; ``intact`` says whether it still equals
+    the stored quote (a mismatch is shown to the reviewer, never hidden).
+    """
+
+    link: EvidenceLink
+    before: str
+    quote: str
+    after: str
+    clipped_before: bool
+    clipped_after: bool
+    intact: bool
+
+
+def quote_in_context(link: EvidenceLink) -> QuoteInContext:
+    passage, text = link.passage, link.snapshot.text
+    inside = passage.start <= link.quote_start and link.quote_end <= passage.end
+    base, offset = (passage.text, passage.start) if inside else (text, 0)
+    start, end = link.quote_start - offset, link.quote_end - offset
+    low, high = max(0, start - CONTEXT_CHARS), min(len(base), end + CONTEXT_CHARS)
+    return QuoteInContext(
+        link=link,
+        before=base[low:start],
+        quote=base[start:end],
+        after=base[end:high],
+        clipped_before=low > 0,
+        clipped_after=high < len(base),
+        intact=text[link.quote_start : link.quote_end] == link.quote,
+    )
+
+
+def evidence_pools(claim: Claim) -> dict[str, list[QuoteInContext]]:
+    """The claim's evidence by pool (support, refute, background), quotes in context."""
+    links = (
+        claim.evidence.select_related("passage", "snapshot__source")
+        .defer("snapshot__raw", "passage__embedding", "passage__search_vector")
+        .order_by("pool", "-is_anchor", "-score", "pk")
+    )
+    pools: dict[str, list[QuoteInContext]] = {"support": [], "refute": [], "background": []}
+    for link in links:
+        pools.setdefault(link.pool, []).append(quote_in_context(link))
+    return pools

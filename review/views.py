@@ -1,0 +1,248 @@
+"""The ledger, the claim capsule with its decisions, the audit trail and snapshot views."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from ledger.models import Claim, EvidenceLink
+from research.http import AuthedHttpRequest
+from research.models import Run
+from research.services import get_run_for_user
+from review import services
+from review.forms import SORTS, ApproveForm, LedgerFilterForm, NarrowForm, RejectForm
+
+LEDGER_PAGE_SIZE = 50
+
+
+# --- ledger ---------------------------------------------------------------------------
+
+
+@require_GET
+def show_ledger(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
+    run = get_run_for_user(request.user, code)
+    form = LedgerFilterForm(request.GET)
+    claims = form.apply(services.ledger_claims(run)).select_related("subquestion")
+    page = Paginator(claims, LEDGER_PAGE_SIZE).get_page(request.GET.get("page"))
+    context = {
+        "run": run,
+        "plan": run.plan_version.plan,
+        "form": form,
+        "page": page,
+        "sorts": [(key, label) for key, (label, _) in SORTS.items()],
+        "query": _query_without(request, "page"),
+        "gate": services.gate_status(run),
+        "subquestions": services.subquestion_counts(run),
+        "can_decide": services.can_decide(request.user, run.plan_version.plan),
+    }
+    template = "review/ledger.html#ledger-table" if request.htmx else "review/ledger.html"
+    return render(request, template, context)
+
+
+def _query_without(request: AuthedHttpRequest, *keys: str) -> str:
+    query = request.GET.copy()
+    for key in keys:
+        query.pop(key, None)
+    return query.urlencode()
+
+
+@require_GET
+def show_queue(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
+    """Start (or resume) the review queue at the first claim still blocking the gate."""
+    run = get_run_for_user(request.user, code)
+    return _to_next(request, run, None)
+
+
+@require_POST
+def approve_claims(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
+    """Bulk-approve the run's unflagged PASS claims."""
+    run = get_run_for_user(request.user, code)
+    try:
+        count = services.do_bulk_approve(request.user, run)
+    except services.DecisionRefused as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Approved {count} unflagged PASS claim(s).")
+    return redirect("review-show-ledger", run.code)
+
+
+@require_GET
+def show_audit(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
+    run = get_run_for_user(request.user, code)
+    labels = dict(services.REJECT_REASONS)
+    decisions = list(services.run_decisions(run))
+    for decision in decisions:
+        decision.reason_label = labels.get(decision.reason_code, decision.reason_code)  # type: ignore[attr-defined]
+    context = {"run": run, "decisions": decisions, "gate": services.gate_status(run)}
+    return render(request, "review/audit.html", context)
+
+
+# --- capsule --------------------------------------------------------------------------
+
+
+@require_GET
+def show_claim(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
+    claim = services.get_claim_for_user(request.user, code)
+    return _render_claim(request, claim)
+
+
+def _render_claim(
+    request: AuthedHttpRequest,
+    claim: Claim,
+    forms: dict[str, Any] | None = None,
+    error: str = "",
+    status: int = 200,
+) -> HttpResponse:
+    """The capsule page; after a failed decision it keeps what the reviewer typed."""
+    claim.refresh_from_db()
+    plan = claim.run.plan_version.plan
+    initial = {"version": claim.version}
+    pools = services.evidence_pools(claim)
+    context: dict[str, Any] = {
+        "claim": claim,
+        "run": claim.run,
+        "pools": pools,
+        "first_evidence": next((item for items in pools.values() for item in items), None),
+        "votes": claim.votes.select_related("evidence__snapshot__source"),
+        "decisions": claim.decisions.select_related("reviewer").order_by("created_at", "pk"),
+        "narrowing": services.last_narrowing(claim),
+        "approve_refusal": services.approval_refusal(
+            claim, request.user, services.gate_policy(plan)
+        ),
+        "can_decide": services.can_decide(request.user, plan),
+        "gate": services.gate_status(claim.run),
+        "nav": services.queue_neighbours(claim),
+        "approve_form": ApproveForm(initial=initial),
+        "narrow_form": NarrowForm(initial={**initial, "text": claim.text}),
+        "reject_form": RejectForm(initial=initial),
+        "error": error,
+        "open_form": "",
+    }
+    for name, form in (forms or {}).items():
+        context[name] = form
+        context["open_form"] = name
+    _refresh_versions(context, claim.version)
+    return render(request, "review/claim.html", context, status=status)
+
+
+def _refresh_versions(context: dict[str, Any], version: int) -> None:
+    """A re-shown form keeps the reviewer's text but carries the claim's current version."""
+    for name in ("approve_form", "narrow_form", "reject_form"):
+        form = context[name]
+        if form.is_bound:
+            data = form.data.copy()
+            data["version"] = str(version)
+            form.data = data
+
+
+@require_POST
+def approve_claim(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
+    claim = services.get_claim_for_user(request.user, code, write=True)
+    form = ApproveForm(request.POST)
+    if not form.is_valid():
+        return _render_claim(request, claim, {"approve_form": form}, status=400)
+    try:
+        services.do_approve_claim(request.user, claim, form.cleaned_data["version"])
+    except services.DecisionRefused as exc:
+        return _refused(request, claim, exc, {"approve_form": form})
+    messages.success(request, "Approved.")
+    return _to_next(request, claim.run, claim)
+
+
+@require_POST
+def narrow_claim(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
+    claim = services.get_claim_for_user(request.user, code, write=True)
+    form = NarrowForm(request.POST)
+    if not form.is_valid():
+        return _render_claim(request, claim, {"narrow_form": form}, status=400)
+    data = form.cleaned_data
+    try:
+        decision = services.do_narrow_claim(
+            request.user,
+            claim,
+            data["version"],
+            data["text"],
+            allowed_scope=data["allowed_scope"],
+            prohibited_overstatements=form.prohibited_list(),
+            reason=data["reason"],
+        )
+    except services.DecisionRefused as exc:
+        return _refused(request, claim, exc, {"narrow_form": form})
+    verdict = decision.reverification.get("status") or "not available"
+    messages.info(request, f"Narrowed. Re-verification of the new text: {verdict.upper()}.")
+    return redirect("review-show-claim", claim.code)
+
+
+@require_POST
+def reject_claim(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
+    claim = services.get_claim_for_user(request.user, code, write=True)
+    form = RejectForm(request.POST)
+    if not form.is_valid():
+        return _render_claim(request, claim, {"reject_form": form}, status=400)
+    data = form.cleaned_data
+    try:
+        services.do_reject_claim(
+            request.user, claim, data["version"], data["reason_code"], data["reason"]
+        )
+    except services.DecisionRefused as exc:
+        return _refused(request, claim, exc, {"reject_form": form})
+    messages.success(request, "Rejected.")
+    return _to_next(request, claim.run, claim)
+
+
+def _refused(
+    request: AuthedHttpRequest,
+    claim: Claim,
+    exc: services.DecisionRefused,
+    forms: dict[str, Any],
+) -> HttpResponse:
+    status = 409 if isinstance(exc, services.DecisionConflict) else 422
+    return _render_claim(request, claim, forms, error=str(exc), status=status)
+
+
+def _to_next(request: AuthedHttpRequest, run: Run, after: Claim | None) -> HttpResponse:
+    """On to the next claim blocking the gate, or back to the ledger when none is left."""
+    code = services.next_blocking(run, after)
+    if code is None:
+        messages.success(request, services.gate_status(run).reason)
+        return redirect("review-show-ledger", run.code)
+    return redirect(reverse("review-show-claim", args=[code]))
+
+
+@require_GET
+def show_snapshot(request: AuthedHttpRequest, code: UUID, snapshot: UUID) -> HttpResponse:
+    """The full snapshot text a quote of this claim comes from, the quote highlighted."""
+    claim = services.get_claim_for_user(request.user, code)
+    links = (
+        claim.evidence.select_related("snapshot__source", "passage")
+        .filter(snapshot__code=snapshot)
+        .order_by("-is_anchor", "pk")
+    )
+    chosen = _pick_link(list(links), request.GET.get("at", ""))
+    if chosen is None:
+        raise Http404("This snapshot is not evidence for this claim.")
+    text = chosen.snapshot.text
+    context = {
+        "claim": claim,
+        "link": chosen,
+        "snapshot": chosen.snapshot,
+        "before": text[: chosen.quote_start],
+        "quote": text[chosen.quote_start : chosen.quote_end],
+        "after": text[chosen.quote_end :],
+    }
+    return render(request, "review/snapshot.html", context)
+
+
+def _pick_link(links: list[EvidenceLink], at: str) -> EvidenceLink | None:
+    """The evidence link starting at offset ``at`` if given, else the first one."""
+    for link in links:
+        if at and str(link.quote_start) == at:
+            return link
+    return links[0] if links else None
