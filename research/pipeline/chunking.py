@@ -191,9 +191,12 @@ def _pack(units: list[_Unit], limit: int, overlap: int) -> list[list[_Unit]]:
         full = (
             bool(current) and not current[-1].glue and current[-1].end - current[0].start >= target
         )
-        if current and (span > limit or full):
+        new_page = bool(current) and unit.page != current[-1].page  # a chunk cites one page
+        if current and (span > limit or full or new_page):
             groups.append(current)
-            carry = current[-overlap:] if overlap and len(current) > overlap else []
+            carry = (
+                current[-overlap:] if overlap and len(current) > overlap and not new_page else []
+            )
             carry = [u for u in carry if u.sentence]
             current = carry if unit.end - (carry or [unit])[0].start <= limit else []
         current.append(unit)

@@ -21,6 +21,7 @@ BlockKind = Literal["title", "heading", "paragraph", "list_item", "table", "capt
 DocKind = Literal["html", "pdf", "markdown", "text"]
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+_WORDS = re.compile(r"[^\W\d_]{2}")  # at least one two-letter word
 _BLANK_LINES = re.compile(r"\n[ \t]*\n")
 _MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _MD_INLINE = re.compile(r"\[([^\]]+)\]\([^)]*\)|\*\*(?=\S)|(?<=\S)\*\*|`")
@@ -125,7 +126,9 @@ def sniff_kind(data: bytes, filename: str = "", content_type: str = "") -> DocKi
 
 def _looks_binary(data: bytes) -> bool:
     sample = data[:8192]
-    if b"\x00" in sample and not sample.startswith((b"\xff\xfe", b"\xfe\xff")):
+    if sample.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return False  # UTF-16 with a BOM: NUL bytes are expected
+    if b"\x00" in sample:
         return True
     controls = sum(1 for b in sample if b < 9 or 13 < b < 32 or b == 127)
     return controls > len(sample) * 0.05
@@ -287,9 +290,9 @@ def _extract_html(data: bytes, content_type: str, url: str) -> Extracted:
         )
     except Exception as exc:  # lxml/trafilatura failure on hostile markup
         raise ExtractionError("malformed_html", f"the HTML could not be parsed: {exc}") from exc
-    if doc is None or doc.body is None or not (doc.text or "").strip():
+    if doc is None or doc.body is None or not _WORDS.search(doc.text or ""):
         raise ExtractionError(
-            "malformed_html", "the HTML is malformed or has no main text to extract"
+            "malformed_html", "the HTML is malformed: no readable main text survived parsing"
         )
     builder = _Builder()
     for element in doc.body:
@@ -355,8 +358,8 @@ def _finish(
     builder: _Builder, title: str, kind: DocKind, ctype: str, name: str, version: str
 ) -> Extracted:
     text = builder.text
-    if not text.strip():
-        raise ExtractionError("no_text", "no text could be extracted from the file")
+    if not _WORDS.search(text):
+        raise ExtractionError("no_text", "no readable text could be extracted from the file")
     title = " ".join(title.split())
     return Extracted(text, title, kind, ctype, name, version, tuple(builder.blocks))
 
