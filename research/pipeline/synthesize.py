@@ -1,0 +1,392 @@
+"""Report synthesis from approved claim capsules, with a post-synthesis check.
+
+The stage's input is a list of :class:`Capsule` records and nothing else: it never sees
+the database, so an unapproved claim cannot reach the prose by construction. Two passes:
+
+1. ``outline``: group the capsules by subquestion (plan order), order them inside a
+   section deterministically (confidence, then text) and label them C1, C2, ….
+2. prose: the offline default is extractive — each capsule's approved text, qualified by
+   its allowed scope, with numbered citations to the sources of its quotes. With a chat
+   model, an LLM writes each section; its output is re-atomized into sentences and each
+   sentence must map to approved claims of that section (``check_sentence``). Failing
+   sentences are removed; a section whose sentences mostly fail falls back to the
+   extractive form. Every removal and fallback is returned as a :class:`Finding`.
+
+Citation numbers are assigned here (by first use) and always computed from the cited
+capsules' evidence, never taken from model output.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from typing import Any, Protocol
+
+from research.providers.base import ProviderError
+
+EXTRACTIVE = "extractive"
+
+# A section whose LLM sentences fail more often than this falls back to extractive prose.
+MAX_FAILED_SHARE = 0.5
+
+WRITER_SYSTEM_PROMPT = (
+    "You write one section of an audited research report. You may use ONLY the approved "
+    "claims given to you. Rules: every sentence must end with the tags of the claims it "
+    "states, like [C1] or [C1, C3]; do not add facts, numbers, causes, comparisons or "
+    "generalizations that the tagged claims do not state; keep every hedge (may, can, "
+    "suggests) and stay within each claim's allowed scope; never use a prohibited "
+    "overstatement. Write plain prose, no headings, no lists."
+)
+WRITER_USER_TEMPLATE = "Section: {title}\n\nApproved claims:\n{claims}\n\nWrite the section."
+
+
+class ChatModel(Protocol):
+    """What the writer needs from an LLM client (``research.providers.llm.LLMClient``)."""
+
+    @property
+    def label(self) -> str: ...
+
+    def chat(self, messages: list[dict[str, str]], *, json_mode: bool = False) -> str: ...
+
+
+@dataclass(frozen=True)
+class CapsuleEvidence:
+    """One approved supporting quote of a capsule, bound to a snapshot."""
+
+    source_key: str  # the source's canonical id; citations are numbered per source
+    quote: str
+    quote_start: int
+    quote_end: int
+    snapshot_sha256: str
+    passage_fingerprint: str
+
+
+@dataclass(frozen=True)
+class Capsule:
+    """An approved claim and what a report may say on its strength."""
+
+    code: str
+    text: str
+    fingerprint: str
+    subquestion_key: str = ""
+    subquestion_text: str = ""
+    subquestion_position: int = 0
+    allowed_scope: str = ""
+    prohibited_overstatements: tuple[str, ...] = ()
+    limitations: str = ""
+    confidence: float | None = None
+    claim_type: str = ""
+    evidence: tuple[CapsuleEvidence, ...] = ()
+
+
+@dataclass
+class OutlineSection:
+    key: str
+    title: str
+    claims: list[str]  # capsule codes in prose order
+
+
+@dataclass
+class Sentence:
+    text: str
+    claims: list[str]  # capsule codes the sentence states
+    citations: list[int] = field(default_factory=list)  # source numbers
+
+
+@dataclass
+class Section:
+    key: str
+    title: str
+    mode: str  # "extractive", "llm" or "llm-fallback"
+    sentences: list[Sentence]
+
+
+@dataclass
+class Finding:
+    """What the post-synthesis check did, stored with the report."""
+
+    section: str
+    action: str  # "removed", "section-fallback", "appended-extractive", "llm-error"
+    reason: str
+    sentence: str = ""
+
+
+@dataclass
+class Synthesis:
+    synthesizer: str
+    labels: dict[str, str]  # capsule code -> "C1"
+    outline: list[OutlineSection]
+    sections: list[Section]
+    sources: list[str]  # source keys in citation-number order (number = index + 1)
+    findings: list[Finding]
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class NoCapsulesError(ValueError):
+    """Synthesis needs at least one approved capsule with evidence."""
+
+
+def synthesize(capsules: Sequence[Capsule], *, llm: ChatModel | None = None) -> Synthesis:
+    """Outline, then prose; ``llm`` None means the deterministic extractive writer."""
+    usable = [c for c in capsules if c.evidence]
+    if not usable:
+        raise NoCapsulesError("no approved capsule with supporting evidence to synthesize")
+    outline_sections = outline(usable)
+    by_code = {c.code: c for c in usable}
+    labels = {code: f"C{n}" for n, code in enumerate(_codes_in_order(outline_sections), 1)}
+    findings: list[Finding] = []
+    sections = []
+    for part in outline_sections:
+        members = [by_code[code] for code in part.claims]
+        if llm is None:
+            sections.append(Section(part.key, part.title, EXTRACTIVE, extractive(members)))
+        else:
+            sections.append(_llm_section(part, members, labels, llm, findings))
+    sources = _number_citations(sections, by_code)
+    return Synthesis(
+        synthesizer=EXTRACTIVE if llm is None else llm.label,
+        labels=labels,
+        outline=outline_sections,
+        sections=sections,
+        sources=sources,
+        findings=findings,
+    )
+
+
+def outline(capsules: Iterable[Capsule]) -> list[OutlineSection]:
+    """Pass 1: one section per subquestion in plan order; claims ordered deterministically."""
+    groups: dict[tuple[int, str], list[Capsule]] = {}
+    titles: dict[str, str] = {}
+    for capsule in capsules:
+        groups.setdefault((capsule.subquestion_position, capsule.subquestion_key), []).append(
+            capsule
+        )
+        titles.setdefault(capsule.subquestion_key, capsule.subquestion_text)
+    sections = []
+    for (_, key), members in sorted(groups.items()):
+        members.sort(key=lambda c: (-(c.confidence or 0.0), c.text, c.code))
+        title = titles[key] or "Findings"
+        sections.append(OutlineSection(key=key, title=title, claims=[c.code for c in members]))
+    return sections
+
+
+def extractive(capsules: Iterable[Capsule]) -> list[Sentence]:
+    """Each approved text, qualified by its allowed scope when the text does not say it."""
+    return [Sentence(text=scoped_text(c), claims=[c.code]) for c in capsules]
+
+
+def scoped_text(capsule: Capsule) -> str:
+    text = capsule.text.strip()
+    scope = capsule.allowed_scope.strip().rstrip(".")
+    if not scope or scope.lower() in text.lower():
+        return text
+    return f"{text.rstrip('.')} (scope: {scope})."
+
+
+def _codes_in_order(sections: list[OutlineSection]) -> list[str]:
+    return [code for section in sections for code in section.claims]
+
+
+def _number_citations(sections: list[Section], by_code: dict[str, Capsule]) -> list[str]:
+    """Number sources by first use and set each sentence's citations from its claims."""
+    order: list[str] = []
+    for section in sections:
+        for sentence in section.sentences:
+            numbers: list[int] = []
+            for code in sentence.claims:
+                for ev in by_code[code].evidence:
+                    if ev.source_key not in order:
+                        order.append(ev.source_key)
+                    number = order.index(ev.source_key) + 1
+                    if number not in numbers:
+                        numbers.append(number)
+            sentence.citations = sorted(numbers)
+    return order
+
+
+# --- LLM writer and the post-synthesis check ------------------------------------------
+
+
+def _llm_section(
+    part: OutlineSection,
+    members: list[Capsule],
+    labels: dict[str, str],
+    llm: ChatModel,
+    findings: list[Finding],
+) -> Section:
+    """Write one section with the LLM, then keep only sentences that pass the check."""
+    try:
+        prose = llm.chat(writer_messages(part.title, members, labels))
+    except ProviderError as exc:
+        findings.append(Finding(part.key, "llm-error", str(exc)))
+        return Section(part.key, part.title, "llm-fallback", extractive(members))
+    by_label = {labels[c.code]: c for c in members}
+    kept: list[Sentence] = []
+    failed = 0
+    units = atomize(prose)
+    for text, tags in units:
+        problems = check_sentence(text, tags, by_label)
+        if problems:
+            failed += 1
+            findings.append(Finding(part.key, "removed", "; ".join(problems), text))
+        else:
+            kept.append(Sentence(text=text, claims=[by_label[t].code for t in tags]))
+    if not kept or failed > MAX_FAILED_SHARE * max(len(units), 1):
+        reason = f"{failed} of {len(units)} sentences failed the check"
+        findings.append(Finding(part.key, "section-fallback", reason))
+        return Section(part.key, part.title, "llm-fallback", extractive(members))
+    _append_uncovered(part.key, members, kept, findings)
+    return Section(part.key, part.title, "llm", kept)
+
+
+def _append_uncovered(
+    key: str, members: list[Capsule], kept: list[Sentence], findings: list[Finding]
+) -> None:
+    covered = {code for sentence in kept for code in sentence.claims}
+    for capsule in members:
+        if capsule.code not in covered:
+            sentence = extractive([capsule])[0]
+            kept.append(sentence)
+            reason = "approved claim not stated by the LLM prose"
+            findings.append(Finding(key, "appended-extractive", reason, sentence.text))
+
+
+def writer_messages(
+    title: str, members: list[Capsule], labels: dict[str, str]
+) -> list[dict[str, str]]:
+    lines = []
+    for capsule in members:
+        line = f"[{labels[capsule.code]}] {capsule.text}"
+        if capsule.allowed_scope:
+            line += f"\n    allowed scope: {capsule.allowed_scope}"
+        if capsule.prohibited_overstatements:
+            line += "\n    never say: " + "; ".join(capsule.prohibited_overstatements)
+        lines.append(line)
+    user = WRITER_USER_TEMPLATE.format(title=title, claims="\n".join(lines))
+    return [
+        {"role": "system", "content": WRITER_SYSTEM_PROMPT},
+        {"role": "user", "content": user},
+    ]
+
+
+_TAG = re.compile(r"\[\s*(C\d+(?:\s*[,;]\s*C\d+)*)\s*\]")
+_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\[A-Z0-9\"'(])")
+_ABBREVIATIONS = ("e.g.", "i.e.", "et al.", "vs.", "fig.", "approx.", "cf.", "no.")
+
+
+def atomize(prose: str) -> list[tuple[str, list[str]]]:
+    """Split prose into sentences and pull out their claim tags (re-atomization)."""
+    pieces: list[str] = []
+    for paragraph in re.split(r"\n\s*\n", prose.strip()):
+        buffer = ""
+        for piece in _SPLIT.split(" ".join(paragraph.split())):
+            buffer = f"{buffer} {piece}".strip()
+            if not buffer.lower().endswith(_ABBREVIATIONS):
+                pieces.append(buffer)
+                buffer = ""
+        if buffer:
+            pieces.append(buffer)
+    units: list[tuple[str, list[str]]] = []
+    for piece in pieces:
+        tags = [t.strip() for m in _TAG.finditer(piece) for t in re.split(r"[,;]", m.group(1))]
+        text = " ".join(_TAG.sub(" ", piece).split())
+        text = re.sub(r"\s+([.,;:!?])", r"\1", text)
+        if not re.search(r"\w", text) and units:  # tags alone after a full stop
+            units[-1][1].extend(t for t in tags if t not in units[-1][1])
+            continue
+        units.append((text, list(dict.fromkeys(tags))))
+    return [(text, tags) for text, tags in units if re.search(r"\w", text)]
+
+
+def _wordset(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+_STOPWORDS = _wordset(
+    """a an the of in on at to for from by with as and or but is are was were be been being
+    this that these those it its their there which who whom whose than then also
+    additionally moreover furthermore however while whereas both respectively addition
+    into onto over under between among within about such has have had do does did other
+    another further overall"""
+)
+# Words that widen or strengthen a claim; each is a finding unless a cited claim uses it.
+_BROADENING = _wordset(
+    """all always every everyone everything never none nobody any universal universally
+    generally general guarantee guarantees guaranteed prove proves proved proven
+    definitely certainly clearly undoubtedly conclusively must only entirely completely"""
+)
+_HEDGES = _wordset(
+    """may might can could suggest suggests suggested likely possibly appear appears"""
+)
+_BRIDGES = _wordset(
+    """therefore thus hence because so consequently cause causes caused leads lead result
+    results implies imply explains explain due"""
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*|\d+(?:[.,]\d+)*%?")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    import Stemmer  # PyStemmer (Snowball)
+
+    return Stemmer.Stemmer("english")
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower().strip("'-") for w in _WORD.findall(text)]
+
+
+def _stems(text: str) -> set[str]:
+    words = [w for w in _words(text) if w and w not in _STOPWORDS and not w[0].isdigit()]
+    return set(_stemmer().stemWords(words))
+
+
+def check_sentence(text: str, tags: list[str], by_label: dict[str, Capsule]) -> list[str]:
+    """Problems that stop ``text`` from mapping onto its tagged approved claims."""
+    if not tags:
+        return ["cites no approved claim"]
+    unknown = [t for t in tags if t not in by_label]
+    if unknown:
+        return [f"cites claims not approved for this section: {', '.join(unknown)}"]
+    cited = [by_label[t] for t in tags]
+    support = " ".join(f"{c.text} {c.allowed_scope}" for c in cited)
+    problems = _content_problems(text, support, multiple=len(cited) > 1)
+    problems += _scope_problems(text, cited)
+    return problems
+
+
+def _content_problems(text: str, support: str, *, multiple: bool) -> list[str]:
+    problems = []
+    words = set(_words(text))
+    support_words = set(_words(support))
+    bridges = sorted((words & _BRIDGES) - support_words)
+    if multiple and bridges:
+        problems.append(f"bridge claim between cited claims ({', '.join(bridges)})")
+    broad = sorted((words & _BROADENING) - support_words)
+    if broad:
+        problems.append(f"broadened scope ({', '.join(broad)})")
+    numbers = set(_NUMBER.findall(text)) - set(_NUMBER.findall(support))
+    if numbers:
+        problems.append(f"numbers not in the cited claims ({', '.join(sorted(numbers))})")
+    extra = sorted(_stems(text) - _stems(support) - _stems(" ".join(bridges + broad)))
+    if extra:
+        problems.append(f"unsupported content ({', '.join(extra)})")
+    return problems
+
+
+def _scope_problems(text: str, cited: list[Capsule]) -> list[str]:
+    problems = []
+    lowered = text.lower()
+    for capsule in cited:
+        for phrase in capsule.prohibited_overstatements:
+            if phrase.strip() and phrase.strip().lower() in lowered:
+                problems.append(f"prohibited overstatement ({phrase.strip()})")
+    hedged = set().union(*(set(_words(c.text)) & _HEDGES for c in cited))
+    if hedged and not set(_words(text)) & _HEDGES:
+        problems.append(f"drops the hedge of the cited claim ({', '.join(sorted(hedged))})")
+    return problems

@@ -1,0 +1,7 @@
+"""Report exports: Markdown, standalone HTML, PDF, the ZIP reproducibility bundle, citations.
+
+Every format renders the same frozen report document (``review.exports.document``), so
+what one format says, all say.
+"""
+
+from __future__ import annotations

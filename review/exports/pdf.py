@@ -1,0 +1,65 @@
+"""PDF by printing the standalone HTML export in headless Chromium (Playwright).
+
+Chromium is already a dependency (browser tests drive it), prints exactly what the HTML
+export shows, and needs no second layout engine; WeasyPrint would add Pango/cairo system
+libraries for a second, slightly different rendering. See docs/reports.md.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+from django.conf import settings
+
+from research.providers.base import ProviderError
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+PDF_TIMEOUT_S = 120
+
+
+class PdfError(ProviderError):
+    pass
+
+
+def chromium_path() -> str:
+    return str(getattr(settings, "CHROMIUM_PATH", "") or "/usr/bin/chromium")
+
+
+def render_pdf(html: str) -> bytes:
+    """Print ``html`` to A4 PDF bytes.
+
+    Playwright's sync API refuses to run inside an asyncio loop (daphne, channels), so
+    printing always happens on a worker thread of its own.
+    """
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(_print, html, chromium_path()).result(timeout=PDF_TIMEOUT_S)
+
+
+def _print(html: str, executable: str) -> bytes:
+    from playwright.sync_api import Error as PlaywrightError
+    from playwright.sync_api import sync_playwright
+
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(java_script_enabled=False)
+                page.route("**/*", lambda route: route.abort())  # nothing leaves the page
+                page.set_content(html, wait_until="load")
+                return page.pdf(
+                    format="A4",
+                    print_background=True,
+                    margin={"top": "18mm", "bottom": "18mm", "left": "15mm", "right": "15mm"},
+                )
+            finally:
+                browser.close()
+    except PlaywrightError as exc:
+        raise PdfError(f"Chromium could not print: {exc}", permanent=True, provider="pdf") from exc

@@ -1,0 +1,102 @@
+"""Report pages: versions of a run's report, one report, exports, and the run diff."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from django.contrib import messages
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from research.http import AuthedHttpRequest
+from research.models import Run
+from research.services import get_run_for_user
+from review import reports
+from review import services as review_services
+from review.diff import diff_runs as compute_diff
+from review.diff import previous_run
+from review.exports.markdown import APPENDIX_TITLES
+
+
+@require_GET
+def list_reports(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
+    run = get_run_for_user(request.user, code)
+    context = {
+        "run": run,
+        "reports": reports.run_reports(run),
+        "gate": review_services.gate_status(run),
+        "can_build": reports.can_build_report(request.user, run.plan_version.plan),
+        "previous": previous_run(run),
+    }
+    return render(request, "review/report_list.html", context)
+
+
+@require_POST
+def create_report(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
+    run = get_run_for_user(request.user, code)
+    try:
+        report = reports.check_build_report(request.user, run)
+    except reports.ReportRefused as exc:
+        messages.error(request, str(exc))
+        return redirect("review-list-reports", code=run.code)
+    messages.success(request, f"Report version {report.version} built.")
+    return redirect(report)
+
+
+@require_GET
+def show_report(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
+    report = reports.get_report_for_user(request.user, code)
+    context = {
+        "report": report,
+        "doc": report.outline,
+        "versions": reports.run_reports(report.run),
+        "formats": reports.FORMATS,
+        "appendix_titles": APPENDIX_TITLES,
+    }
+    return render(request, "review/report_detail.html", context)
+
+
+@require_GET
+def show_report_version(request: AuthedHttpRequest, code: UUID, version: int) -> HttpResponse:
+    run = get_run_for_user(request.user, code)
+    report = run.reports.filter(version=version).first()
+    if report is None:
+        raise Http404("No such report version")
+    return redirect(report)
+
+
+@require_GET
+def export_report(request: AuthedHttpRequest, code: UUID, fmt: str) -> HttpResponse:
+    report = reports.get_report_for_user(request.user, code)
+    try:
+        export = reports.do_export_report(report, fmt, request.user)
+    except reports.ExportRefused as exc:
+        context = {"report": report, "problems": exc.problems}
+        return render(request, "review/report_refused.html", context, status=409)
+    response = HttpResponse(export.data, content_type=export.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
+    return response
+
+
+@require_GET
+def diff_runs(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
+    run = get_run_for_user(request.user, code)
+    against = _against(request, run)
+    diff = compute_diff(against, run) if against is not None else None
+    runs = Run.objects.filter(plan_version__plan=run.plan_version.plan).exclude(pk=run.pk)
+    context = {"run": run, "against": against, "diff": diff, "runs": runs}
+    return render(request, "review/diff.html", context)
+
+
+def _against(request: AuthedHttpRequest, run: Run) -> Run | None:
+    raw = request.GET.get("against", "")
+    if not raw:
+        return previous_run(run)
+    try:
+        other = get_run_for_user(request.user, UUID(raw))
+    except ValueError as exc:
+        raise Http404("No such run") from exc
+    if other.plan_version.plan_id != run.plan_version.plan_id:
+        raise Http404("Runs of different plans cannot be diffed")
+    return other
