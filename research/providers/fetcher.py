@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import ssl
 import zlib
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -132,6 +133,7 @@ class FetchOptions:
     user_agent: str = "EvidenceBureau/0.1 (+research tool)"
     allowed_hosts: tuple[str, ...] = ()
     total_timeout_s: float | None = None  # None: three times timeout_s
+    ca_bundle: str = ""  # PEM file of trusted CAs; '' means the certifi bundle
 
     @classmethod
     def from_settings(cls, **overrides: Any) -> FetchOptions:
@@ -270,10 +272,14 @@ async def _read_capped(response: httpx.Response, url: str, max_bytes: int) -> by
 class GuardedTransport(httpx.AsyncHTTPTransport):
     """httpx transport whose every TCP connection goes through ``GuardedBackend``."""
 
-    def __init__(self, guard: SSRFGuard) -> None:
+    def __init__(self, guard: SSRFGuard, ca_bundle: str = "") -> None:
         super().__init__(trust_env=False)
+        if ca_bundle:
+            context = ssl.create_default_context(cafile=ca_bundle)
+        else:
+            context = httpx.create_ssl_context(trust_env=False)
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(trust_env=False),
+            ssl_context=context,
             max_connections=10,
             max_keepalive_connections=5,
             network_backend=GuardedBackend(guard),
@@ -284,7 +290,7 @@ def _client(
     options: FetchOptions, guard: SSRFGuard, transport: httpx.AsyncBaseTransport | None
 ) -> httpx.AsyncClient:
     return httpx.AsyncClient(
-        transport=transport or GuardedTransport(guard),
+        transport=transport or GuardedTransport(guard, options.ca_bundle),
         timeout=httpx.Timeout(options.timeout_s),
         follow_redirects=False,
         trust_env=False,
@@ -376,9 +382,8 @@ def _map_httpx_error(url: str, exc: httpx.HTTPError) -> FetchError:
         return FetchTimeout(f"timed out fetching {url}: {type(exc).__name__}")
     if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
         return UnsupportedURL(f"cannot fetch {url}: {exc}")
-    return FetchError(
-        f"transport error fetching {url}: {type(exc).__name__}: {exc}", permanent=False
-    )
+    message = f"transport error fetching {url}: {type(exc).__name__}: {exc}"
+    return FetchError(message, permanent="CERTIFICATE_VERIFY_FAILED" in message)
 
 
 def _redirect_target(response: httpx.Response, url: str) -> str | None:
