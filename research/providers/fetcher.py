@@ -26,6 +26,8 @@ import asyncio
 import hashlib
 import ssl
 import zlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -360,21 +362,14 @@ async def vet_url(guard: SSRFGuard, url: str) -> None:
     await guard.vet(parsed.host, parsed.port or (443 if parsed.scheme == "https" else 80))
 
 
-class _request:
-    """``client.stream('GET', url)`` with httpx errors mapped to FetchError."""
-
-    def __init__(self, client: httpx.AsyncClient, url: str) -> None:
-        self._stream = client.stream("GET", url)
-        self._url = url
-
-    async def __aenter__(self) -> httpx.Response:
-        try:
-            return await self._stream.__aenter__()
-        except httpx.HTTPError as exc:
-            raise _map_httpx_error(self._url, exc) from exc
-
-    async def __aexit__(self, *exc_info: Any) -> None:
-        await self._stream.__aexit__(*exc_info)
+@asynccontextmanager
+async def _request(client: httpx.AsyncClient, url: str) -> AsyncIterator[httpx.Response]:
+    """``client.stream('GET', url)`` with httpx errors (also while reading) as FetchError."""
+    try:
+        async with client.stream("GET", url) as response:
+            yield response
+    except httpx.HTTPError as exc:
+        raise _map_httpx_error(url, exc) from exc
 
 
 def _map_httpx_error(url: str, exc: httpx.HTTPError) -> FetchError:
@@ -398,10 +393,7 @@ async def _finish(
 ) -> FetchResult:
     if not 200 <= response.status_code < 300:
         raise FetchHTTPError(final, response.status_code)
-    try:
-        body = await _read_capped(response, final, opts.max_bytes)
-    except httpx.HTTPError as exc:
-        raise _map_httpx_error(final, exc) from exc
+    body = await _read_capped(response, final, opts.max_bytes)
     declared, charset = _parse_content_type(response.headers.get("content-type", ""))
     sniffed = sniff_content_type(body)
     return FetchResult(
