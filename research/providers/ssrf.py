@@ -18,6 +18,12 @@ the connection use the same answer.
 Allow-list entries (``settings.FETCH_ALLOWED_HOSTS``): a host name (exact,
 case-insensitive; skips all address checks for that name), an IP address, or a CIDR
 network (``10.0.0.0/8``) whose addresses are then permitted for any host name.
+``localhost`` and metadata names are refused by name unless listed by name.
+
+Residual risks: proxy environment variables are ignored on purpose (a proxy would
+resolve names itself, out of the guard's sight), so a deployment whose egress requires
+a proxy cannot fetch; and the guard vets addresses, not ports, so a public host's
+non-HTTP ports can still be addressed with an HTTP GET.
 """
 
 from __future__ import annotations
