@@ -17,7 +17,7 @@ from research.http import AuthedHttpRequest
 from research.models import Run
 from research.services import get_run_for_user
 from review import services
-from review.forms import SORTS, ApproveForm, LedgerFilterForm, NarrowForm, RejectForm
+from review.forms import ApproveForm, LedgerFilterForm, NarrowForm, RejectForm
 
 LEDGER_PAGE_SIZE = 50
 
@@ -31,19 +31,22 @@ def show_ledger(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
     form = LedgerFilterForm(request.GET)
     claims = form.apply(services.ledger_claims(run)).select_related("subquestion")
     page = Paginator(claims, LEDGER_PAGE_SIZE).get_page(request.GET.get("page"))
-    context = {
+    context: dict[str, Any] = {
         "run": run,
-        "plan": run.plan_version.plan,
-        "form": form,
         "page": page,
-        "sorts": [(key, label) for key, (label, _) in SORTS.items()],
         "query": _query_without(request, "page"),
+    }
+    if request.htmx:  # the table alone: no gate, counts or form to compute
+        return render(request, "review/ledger.html#ledger-table", context)
+    plan = run.plan_version.plan
+    context |= {
+        "plan": plan,
+        "form": form,
         "gate": services.gate_status(run),
         "subquestions": services.subquestion_counts(run),
-        "can_decide": services.can_decide(request.user, run.plan_version.plan),
+        "can_decide": services.can_decide(request.user, plan),
     }
-    template = "review/ledger.html#ledger-table" if request.htmx else "review/ledger.html"
-    return render(request, template, context)
+    return render(request, "review/ledger.html", context)
 
 
 def _query_without(request: AuthedHttpRequest, *keys: str) -> str:
