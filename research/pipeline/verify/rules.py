@@ -1,0 +1,211 @@
+"""Rule checks: negation and antonyms, numbers and units, entity and time scope, hedging.
+
+Each check looks at the passage sentence that covers most of the claim's content words
+and votes with a rationale a reviewer can read. Rules can contradict and can block an
+overstatement; their support is lexical, so the aggregator does not let it alone make
+a claim PASS (see ``AggregateConfig.pass_families``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from research.pipeline.claims.text import (
+    Quantity,
+    antonym_clash,
+    content_stems,
+    hedges,
+    is_meaningful_quote,
+    negated,
+    quantities,
+    years,
+)
+from research.pipeline.verify.features import item_sentences, polarity
+from research.pipeline.verify.records import ClaimInput, EvidenceItem, Flag, Vote, VoteVerdict
+
+
+@dataclass(frozen=True)
+class RulesConfig:
+    on_topic: float = 0.6  # share of claim content words a sentence must cover to be compared
+    support_coverage: float = 0.85
+    contradiction_score: float = 0.75
+    clash_score: float = 0.6
+
+
+@dataclass(frozen=True)
+class Finding:
+    verdict: VoteVerdict
+    score: float
+    rationale: str
+    flags: tuple[str, ...] = ()
+
+
+class RulesVerifier:
+    family = "rules"
+    name = "rules"
+
+    def __init__(self, config: RulesConfig | None = None) -> None:
+        self.config = config or RulesConfig()
+
+    def judge(self, claim: ClaimInput, items: Sequence[EvidenceItem]) -> list[Vote]:
+        return [self.judge_one(claim, item) for item in items]
+
+    def judge_one(self, claim: ClaimInput, item: EvidenceItem) -> Vote:
+        quote, cov = best_sentence(claim.text, item)
+        finding = check(claim, item.text, quote, cov, self.config)
+        return Vote(
+            verifier=self.name,
+            family=self.family,
+            claim_id=claim.claim_id,
+            evidence_id=item.evidence_id,
+            verdict=finding.verdict,
+            score=round(finding.score, 4),
+            claim_fingerprint=claim.fingerprint,
+            evidence_fingerprint=item.fingerprint,
+            quote=quote,
+            rationale=finding.rationale,
+            flags=finding.flags,
+        )
+
+
+def best_sentence(claim_text: str, item: EvidenceItem) -> tuple[str, float]:
+    """The quotable sentence covering most of the claim's content words, and that share."""
+    stems = content_stems(claim_text)
+    best, best_cov = "", -1.0
+    for a, b in item_sentences(item):
+        sentence = item.text[a:b]
+        cov = len(stems & content_stems(sentence)) / len(stems) if stems else 0.0
+        if is_meaningful_quote(sentence) and cov > best_cov:
+            best, best_cov = sentence, cov
+    return best, max(best_cov, 0.0)
+
+
+def check(claim: ClaimInput, passage: str, sentence: str, cov: float, cfg: RulesConfig) -> Finding:
+    """The first rule that fires, in order of severity."""
+    for rule in (_scope, _numbers, _polarity, _hedging, _support):
+        finding = rule(claim, passage, sentence, cov, cfg)
+        if finding is not None:
+            return finding
+    return Finding(
+        VoteVerdict.INSUFFICIENT,
+        1.0 - cov,
+        f"the closest sentence covers {cov:.0%} of the claim's terms; not enough to decide",
+    )
+
+
+def _scope(
+    claim: ClaimInput, passage: str, sentence: str, cov: float, cfg: RulesConfig
+) -> Finding | None:
+    if not sentence:
+        return Finding(VoteVerdict.INSUFFICIENT, 1.0, "the passage has no quotable sentence")
+    lowered = passage.lower()
+    missing = [e for e in claim.entities if e.lower() not in lowered]
+    if missing:
+        return Finding(
+            VoteVerdict.INSUFFICIENT,
+            0.9,
+            "the evidence never names " + ", ".join(repr(e) for e in missing[:3]),
+            (Flag.SCOPE_GAP.value,),
+        )
+    claim_years, passage_years = set(years(claim.text)), set(years(passage))
+    if claim_years and not claim_years <= passage_years:
+        return Finding(
+            VoteVerdict.INSUFFICIENT,
+            0.8,
+            f"time scope: the claim is about {sorted(claim_years)}, "
+            f"the evidence mentions {sorted(passage_years) or 'no year'}",
+            (Flag.SCOPE_GAP.value,),
+        )
+    return None
+
+
+def _numbers(
+    claim: ClaimInput, passage: str, sentence: str, cov: float, cfg: RulesConfig
+) -> Finding | None:
+    claimed = quantities(claim.text)
+    if not claimed or cov < cfg.on_topic:
+        return None
+    found = quantities(passage)
+    for q in claimed:
+        if any(_same(q, f) for f in found):
+            continue
+        other_value = [f for f in found if f.unit == q.unit and q.unit and f.value != q.value]
+        other_unit = [f for f in found if f.value == q.value and f.unit != q.unit]
+        if other_value:
+            return Finding(
+                VoteVerdict.CONTRADICTS,
+                cfg.contradiction_score,
+                f"number mismatch: the claim says {q.text!r}, "
+                f"the evidence says {', '.join(repr(f.text) for f in other_value[:3])}",
+            )
+        if other_unit and (q.unit or other_unit[0].unit):
+            return Finding(
+                VoteVerdict.CONTRADICTS,
+                cfg.clash_score,
+                f"unit mismatch: the claim says {q.text!r}, "
+                f"the evidence says {other_unit[0].text!r}",
+            )
+    return None
+
+
+def _same(a: Quantity, b: Quantity) -> bool:
+    return a.value == b.value and (a.unit == b.unit or not a.unit or not b.unit)
+
+
+def _polarity(
+    claim: ClaimInput, passage: str, sentence: str, cov: float, cfg: RulesConfig
+) -> Finding | None:
+    if cov < cfg.on_topic:
+        return None
+    score = cfg.clash_score + (cfg.contradiction_score - cfg.clash_score) * cov
+    if negated(claim.text) != negated(sentence):
+        which = "the claim" if negated(claim.text) else "the evidence"
+        return Finding(
+            VoteVerdict.CONTRADICTS,
+            score,
+            f"negation mismatch: only {which} is negated, over {cov:.0%} shared terms",
+        )
+    if polarity(claim.text) * polarity(sentence) < 0:
+        return Finding(
+            VoteVerdict.CONTRADICTS,
+            score,
+            "direction mismatch: the claim and the evidence state opposite effects",
+        )
+    clash = antonym_clash(claim.text, sentence)
+    if clash:
+        a, b = clash[0]
+        return Finding(
+            VoteVerdict.CONTRADICTS,
+            score,
+            f"antonym mismatch: the claim says {a!r} where the evidence says {b!r}",
+        )
+    return None
+
+
+def _hedging(
+    claim: ClaimInput, passage: str, sentence: str, cov: float, cfg: RulesConfig
+) -> Finding | None:
+    evidence_hedges = hedges(sentence)
+    if cov < cfg.on_topic or not evidence_hedges or hedges(claim.text):
+        return None
+    return Finding(
+        VoteVerdict.INSUFFICIENT,
+        0.7,
+        f"overstatement: the evidence is hedged ({', '.join(evidence_hedges)}) "
+        "but the claim is stated as certain",
+        (Flag.OVERSTATEMENT.value,),
+    )
+
+
+def _support(
+    claim: ClaimInput, passage: str, sentence: str, cov: float, cfg: RulesConfig
+) -> Finding | None:
+    if cov < cfg.support_coverage:
+        return None
+    return Finding(
+        VoteVerdict.SUPPORTS,
+        0.5 + 0.4 * cov,
+        f"the sentence states {cov:.0%} of the claim's terms with the same polarity, "
+        "numbers and scope",
+    )
