@@ -9,6 +9,7 @@ and :func:`plan_problems` / :func:`run_blockers` say in words what is wrong with
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -224,3 +225,184 @@ def run_blockers(plan: PlanContent) -> list[str]:
             "to start a run."
         )
     return problems
+
+
+# --- editing: pure operations on a plan, validated by the caller ---------------------
+
+
+class PlanEditError(ValueError):
+    """An edit that cannot apply (unknown key, a move past the end)."""
+
+
+def _all_keys(plan: PlanContent) -> set[str]:
+    return {sq.key for sq in plan.subquestions} | {
+        q.key for sq in plan.subquestions for q in sq.queries
+    }
+
+
+def next_key(prefix: str, taken: set[str]) -> str:
+    n = 1
+    while f"{prefix}{n}" in taken:
+        n += 1
+    return f"{prefix}{n}"
+
+
+def find_subquestion(plan: PlanContent, key: str) -> SubquestionSpec:
+    for sq in plan.subquestions:
+        if sq.key == key:
+            return sq
+    raise PlanEditError(f"There is no subquestion {key!r} in this version.")
+
+
+def find_query(plan: PlanContent, key: str) -> tuple[SubquestionSpec, QuerySpec]:
+    for sq in plan.subquestions:
+        for q in sq.queries:
+            if q.key == key:
+                return sq, q
+    raise PlanEditError(f"There is no query {key!r} in this version.")
+
+
+def _move(items: list[Any], index: int, delta: int) -> None:
+    target = index + delta
+    if not 0 <= target < len(items):
+        raise PlanEditError("It is already at the edge; it cannot move further.")
+    items[index], items[target] = items[target], items[index]
+
+
+def add_subquestion(plan: PlanContent, **fields: Any) -> str:
+    key = next_key("s", _all_keys(plan))
+    plan.subquestions.append(SubquestionSpec.model_construct(key=key, queries=[], **fields))
+    return key
+
+
+def update_subquestion(plan: PlanContent, key: str, **fields: Any) -> None:
+    sq = find_subquestion(plan, key)
+    for name, value in fields.items():
+        setattr(sq, name, value)
+
+
+def move_subquestion(plan: PlanContent, key: str, delta: int) -> None:
+    sq = find_subquestion(plan, key)
+    _move(plan.subquestions, plan.subquestions.index(sq), delta)
+
+
+def add_query(plan: PlanContent, subquestion_key: str, **fields: Any) -> str:
+    sq = find_subquestion(plan, subquestion_key)
+    key = next_key(f"{sq.key}q", _all_keys(plan))
+    sq.queries.append(QuerySpec.model_construct(key=key, **fields))
+    return key
+
+
+def update_query(plan: PlanContent, key: str, **fields: Any) -> None:
+    _, q = find_query(plan, key)
+    for name, value in fields.items():
+        setattr(q, name, value)
+
+
+def move_query(plan: PlanContent, key: str, delta: int) -> None:
+    sq, q = find_query(plan, key)
+    _move(sq.queries, sq.queries.index(q), delta)
+
+
+def edited(plan: PlanContent) -> PlanContent:
+    """Re-validate a plan after edits (model_construct skips validation)."""
+    return parse_plan(plan.model_dump(mode="json", warnings=False))
+
+
+# --- diff between two versions -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Change:
+    """One difference between two plan versions, in words."""
+
+    kind: str  # added | removed | changed | moved
+    what: str  # "subquestion s2", "query s2q1", "budgets", "plan"
+    field: str = ""
+    before: str = ""
+    after: str = ""
+
+
+SUBQUESTION_FIELDS = ("text", "dimension", "priority", "budget", "enabled")
+QUERY_FIELDS = ("text", "query_class", "priority", "enabled", "source_classes")
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value) or "(none)"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+def _field_changes(what: str, a: Any, b: Any, fields: tuple[str, ...]) -> list[Change]:
+    return [
+        Change("changed", what, name, _show(getattr(a, name)), _show(getattr(b, name)))
+        for name in fields
+        if getattr(a, name) != getattr(b, name)
+    ]
+
+
+def diff_plans(a: PlanContent, b: PlanContent) -> list[Change]:
+    """What changed from version a to version b, keyed by the stable keys."""
+    changes: list[Change] = []
+    if a.question != b.question:
+        changes.append(Change("changed", "plan", "question", a.question, b.question))
+    if a.source_classes != b.source_classes:
+        changes.append(
+            Change(
+                "changed",
+                "plan",
+                "source classes",
+                _show(a.source_classes),
+                _show(b.source_classes),
+            )
+        )
+    changes += _field_changes("budgets", a.budgets, b.budgets, tuple(Budgets.model_fields))
+    subs_a = {sq.key: (i, sq) for i, sq in enumerate(a.subquestions)}
+    subs_b = {sq.key: (i, sq) for i, sq in enumerate(b.subquestions)}
+    for key, (pos, sq) in subs_b.items():
+        if key not in subs_a:
+            changes.append(Change("added", f"subquestion {key}", after=sq.text))
+            continue
+        old_pos, old = subs_a[key]
+        changes += _field_changes(f"subquestion {key}", old, sq, SUBQUESTION_FIELDS)
+        if old_pos != pos:
+            changes.append(
+                Change("moved", f"subquestion {key}", "position", str(old_pos + 1), str(pos + 1))
+            )
+    changes += [
+        Change("removed", f"subquestion {key}", before=sq.text)
+        for key, (_, sq) in subs_a.items()
+        if key not in subs_b
+    ]
+    changes += _diff_queries(a, b)
+    return changes
+
+
+def _query_index(plan: PlanContent) -> dict[str, tuple[str, int, QuerySpec]]:
+    return {q.key: (sq.key, i, q) for sq in plan.subquestions for i, q in enumerate(sq.queries)}
+
+
+def _diff_queries(a: PlanContent, b: PlanContent) -> list[Change]:
+    changes: list[Change] = []
+    qa, qb = _query_index(a), _query_index(b)
+    for key, (sq_key, pos, q) in qb.items():
+        what = f"query {key}"
+        if key not in qa:
+            changes.append(Change("added", what, after=f"[{q.query_class}] {q.text}"))
+            continue
+        old_sq, old_pos, old = qa[key]
+        changes += _field_changes(what, old, q, QUERY_FIELDS)
+        if (old_sq, old_pos) != (sq_key, pos):
+            changes.append(
+                Change(
+                    "moved", what, "position", f"{old_sq} #{old_pos + 1}", f"{sq_key} #{pos + 1}"
+                )
+            )
+    changes += [
+        Change("removed", f"query {key}", before=f"[{q.query_class}] {q.text}")
+        for key, (_, _, q) in qa.items()
+        if key not in qb
+    ]
+    return changes

@@ -1,0 +1,178 @@
+"""Forms of the plan pages: every edit form carries the version it was based on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from ledger.models import Library
+from research.pipeline.records import (
+    MAX_QUERY_CHARS,
+    MAX_TEXT_CHARS,
+    QUERY_CLASSES,
+    SOURCE_CLASSES,
+    question_problems,
+)
+
+QUERY_CLASS_CHOICES = [(c, c) for c in QUERY_CLASSES]
+SOURCE_CLASS_CHOICES = [(c, c) for c in SOURCE_CLASSES]
+DIRECTION_CHOICES = [("up", "up"), ("down", "down")]
+
+
+def _min_one(what: str) -> dict[str, str]:
+    return {
+        "min_value": f"The {what} must be at least 1; 0 would let nothing run.",
+        "required": f"Give the {what}.",
+        "invalid": f"The {what} must be a whole number.",
+    }
+
+
+class PlanCreateForm(forms.Form):
+    question = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}),
+        strip=True,
+        required=False,  # an empty question gets clean_question's message, in words
+        help_text="One research question; the planner proposes subquestions and queries.",
+    )
+    scope = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
+    library = forms.ModelChoiceField(
+        queryset=Library.objects.all(),
+        required=False,
+        empty_label="(no library: web search only)",
+        help_text="The local library a run searches.",
+    )
+
+    def clean_question(self) -> str:
+        question: str = self.cleaned_data.get("question", "")
+        problems = question_problems(question)
+        if problems:
+            raise forms.ValidationError(problems)
+        return question
+
+
+class VersionedForm(forms.Form):
+    """Every edit names the version it was made against (the conflict check)."""
+
+    base_version = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
+
+
+class KeyedForm(VersionedForm):
+    key = forms.SlugField(widget=forms.HiddenInput, max_length=40)
+
+
+class SubquestionForm(VersionedForm):
+    text = forms.CharField(
+        max_length=MAX_TEXT_CHARS,
+        error_messages={"required": "A subquestion needs text."},
+        widget=forms.Textarea(attrs={"rows": 2}),
+    )
+    dimension = forms.CharField(max_length=60, required=False)
+    priority = forms.IntegerField(min_value=0, max_value=10, initial=1)
+    budget = forms.IntegerField(
+        min_value=1,
+        max_value=500,
+        initial=4,
+        label="Query budget",
+        error_messages=_min_one("subquestion's query budget"),
+    )
+
+
+class EditSubquestionForm(SubquestionForm, KeyedForm):
+    enabled = forms.BooleanField(required=False)
+
+
+class QueryForm(VersionedForm):
+    text = forms.CharField(
+        max_length=MAX_QUERY_CHARS,
+        error_messages={"required": "A query needs text."},
+        label="Query",
+    )
+    query_class = forms.ChoiceField(choices=QUERY_CLASS_CHOICES, label="Class")
+    source_classes = forms.MultipleChoiceField(
+        choices=SOURCE_CLASS_CHOICES,
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        label="Sources",
+    )
+    priority = forms.IntegerField(min_value=0, max_value=10, initial=1)
+
+
+class AddQueryForm(QueryForm):
+    subquestion = forms.SlugField(widget=forms.HiddenInput, max_length=40)
+
+
+class EditQueryForm(QueryForm, KeyedForm):
+    enabled = forms.BooleanField(required=False)
+
+
+class MoveForm(KeyedForm):
+    direction = forms.ChoiceField(choices=DIRECTION_CHOICES)
+
+    @property
+    def delta(self) -> int:
+        return -1 if self.cleaned_data["direction"] == "up" else 1
+
+
+class SettingsForm(VersionedForm):
+    queries = forms.IntegerField(
+        min_value=1, max_value=2000, label="Query budget", error_messages=_min_one("query budget")
+    )
+    documents = forms.IntegerField(
+        min_value=1,
+        max_value=100_000,
+        label="Documents budget",
+        error_messages=_min_one("documents budget"),
+    )
+    wall_time_s = forms.IntegerField(
+        min_value=1,
+        max_value=7 * 24 * 3600,
+        label="Wall time (seconds)",
+        error_messages=_min_one("wall-time budget"),
+    )
+    rounds = forms.IntegerField(min_value=0, max_value=5, label="Follow-up rounds")
+    hits_per_query = forms.IntegerField(
+        min_value=1,
+        max_value=100,
+        label="Hits per query",
+        error_messages=_min_one("hits per query"),
+    )
+    source_classes = forms.MultipleChoiceField(
+        choices=SOURCE_CLASS_CHOICES, widget=forms.CheckboxSelectMultiple, required=False
+    )
+    library = forms.ModelChoiceField(
+        queryset=Library.objects.all(), required=False, empty_label="(no library)"
+    )
+
+
+class StartRunForm(VersionedForm):
+    pass
+
+
+class DiffForm(forms.Form):
+    a = forms.IntegerField(min_value=1, label="From version")
+    b = forms.IntegerField(min_value=1, label="To version")
+
+
+# op name -> form class (the editor's one POST endpoint dispatches on it)
+EDIT_FORMS: dict[str, type[forms.Form]] = {
+    "add_subquestion": SubquestionForm,
+    "edit_subquestion": EditSubquestionForm,
+    "toggle_subquestion": KeyedForm,
+    "move_subquestion": MoveForm,
+    "add_query": AddQueryForm,
+    "edit_query": EditQueryForm,
+    "toggle_query": KeyedForm,
+    "move_query": MoveForm,
+    "settings": SettingsForm,
+}
+
+
+def errors_in_words(form: forms.Form) -> list[str]:
+    """All of a form's errors as sentences, naming the field."""
+    out: list[str] = []
+    for name, errors in form.errors.items():
+        label: Any = form.fields[name].label if name in form.fields else ""
+        prefix = f"{label or name.replace('_', ' ').capitalize()}: " if name != "__all__" else ""
+        out += [f"{prefix}{e}" for e in errors]
+    return out

@@ -1,0 +1,302 @@
+"""The run state machine driver: one ``handle_<state>`` per state, each returning the next.
+
+:func:`step` runs the handler of a run's current state once:
+
+1. load the run and its plan version; open (or resume) the stage's checkpoint;
+2. call ``handle_<state>``, which works in small committed units, recording its
+   cursor after each, and stops at safe points when cancelled or out of wall time;
+3. in one transaction: close the checkpoint, make the declared transition, and (via
+   ``schedule``) enqueue the next step, so no commit leaves a run without its next job.
+
+A worker that dies mid-stage leaves the checkpoint ``running`` with its cursor; the
+retried job calls :func:`step` again and the handler resumes from the cursor, writing
+only rows keyed by content hashes or unique constraints, so nothing is duplicated.
+Transient provider errors are retried with back-off; anything else fails the run with
+the error in words.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from research.models import Run, RunState, StageCheckpoint, StageStatus
+from research.pipeline.records import parse_plan
+from research.progress import publish_run_progress
+from research.providers.base import ProviderError
+from research.stages import expansion, ingest, mine, retrieve, search, verify
+from research.stages.base import (
+    RunCancelled,
+    StageContext,
+    StageFailed,
+    WallTimeExhausted,
+    refresh_counts,
+)
+
+logger = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 3
+RETRY_DELAYS_S = (5, 30, 120)
+# The pipeline stops here and waits for people; synthesis is started by review.
+WAITING_STATES = {RunState.AWAITING_REVIEW, RunState.SYNTHESIZING}
+STAGE_LABELS: dict[str, str] = {
+    RunState.QUEUED: "Queued",
+    RunState.SEARCHING: "Searching",
+    RunState.INGESTING: "Ingesting",
+    RunState.INDEXING: "Indexing",
+    RunState.RETRIEVING: "Retrieving evidence",
+    RunState.MINING: "Mining claims",
+    RunState.VERIFYING: "Verifying claims",
+}
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """What :func:`step` did: ``again`` asks for another step after ``delay_s``."""
+
+    state: str
+    again: bool
+    delay_s: int = 0
+
+
+Schedule = Callable[[Run, int], None]
+
+
+def _no_schedule(run: Run, delay_s: int) -> None:
+    return None
+
+
+# --- handlers -------------------------------------------------------------------------
+
+
+def handle_queued(ctx: StageContext) -> str:
+    ctx.progress(1, 1)
+    return RunState.SEARCHING
+
+
+def handle_searching(ctx: StageContext) -> str:
+    search.run(ctx)
+    return RunState.INGESTING
+
+
+def handle_ingesting(ctx: StageContext) -> str:
+    ingest.run(ctx)
+    return RunState.INDEXING
+
+
+def handle_indexing(ctx: StageContext) -> str:
+    ingest.index(ctx)
+    return RunState.RETRIEVING
+
+
+def handle_retrieving(ctx: StageContext) -> str:
+    retrieve.run(ctx)
+    return RunState.SEARCHING if expansion.decide(ctx) else RunState.MINING
+
+
+def handle_mining(ctx: StageContext) -> str:
+    mine.run(ctx)
+    return RunState.VERIFYING
+
+
+def handle_verifying(ctx: StageContext) -> str:
+    verify.run(ctx)
+    return RunState.AWAITING_REVIEW
+
+
+HANDLERS: dict[str, Callable[[StageContext], str]] = {
+    RunState.QUEUED: handle_queued,
+    RunState.SEARCHING: handle_searching,
+    RunState.INGESTING: handle_ingesting,
+    RunState.INDEXING: handle_indexing,
+    RunState.RETRIEVING: handle_retrieving,
+    RunState.MINING: handle_mining,
+    RunState.VERIFYING: handle_verifying,
+}
+# Stages that collect evidence; a spent wall-time budget skips to mining what was found.
+COLLECTING = {RunState.SEARCHING, RunState.INGESTING, RunState.INDEXING, RunState.RETRIEVING}
+
+
+# --- the step ---------------------------------------------------------------------------
+
+
+def current_round(run: Run) -> int:
+    return int(run.counters.get("round", 0))
+
+
+def open_checkpoint(run: Run, round_no: int) -> StageCheckpoint:
+    cp, _ = StageCheckpoint.objects.get_or_create(run=run, stage=run.state, round=round_no)
+    cp.attempts += 1
+    cp.status = StageStatus.RUNNING
+    cp.started_at = cp.started_at or timezone.now()
+    cp.error = ""
+    cp.save(update_fields=["attempts", "status", "started_at", "error"])
+    return cp
+
+
+def step(run_code: Any, schedule: Schedule = _no_schedule) -> StepResult:
+    """Run the current state's handler once and move the run on (see module docstring)."""
+    run = Run.objects.select_related("plan_version__plan").get(code=run_code)
+    if run.is_terminal or run.state in WAITING_STATES:
+        return StepResult(run.state, again=False)
+    if run.started_at is None:
+        run.started_at = timezone.now()
+        run.save(update_fields=["started_at"])
+    plan = parse_plan(run.plan_version.content)
+    round_no = current_round(run) if run.state != RunState.QUEUED else 0
+    cp = open_checkpoint(run, round_no)
+    publish_run_progress(run.code)
+    ctx = StageContext(run=run, plan=plan, checkpoint=cp, round=round_no)
+    try:
+        if run.cancel_requested:
+            raise RunCancelled()
+        target = HANDLERS[run.state](ctx)
+    except RunCancelled:
+        return _end(
+            ctx, RunState.CANCELLED, StageStatus.SKIPPED, stop="Cancelled at the user's request."
+        )
+    except WallTimeExhausted:
+        return _out_of_time(ctx, schedule)
+    except ProviderError as exc:
+        if not exc.permanent and cp.attempts < MAX_ATTEMPTS:
+            return _retry_later(ctx, f"attempt {cp.attempts} failed: {exc}", schedule)
+        return _end(ctx, RunState.FAILED, StageStatus.FAILED, error=_words(ctx, exc))
+    except StageFailed as exc:
+        return _end(ctx, RunState.FAILED, StageStatus.FAILED, error=_words(ctx, exc))
+    except Exception as exc:
+        logger.exception("run %s: %s stage crashed", run.code, run.state)
+        return _end(ctx, RunState.FAILED, StageStatus.FAILED, error=_words(ctx, exc))
+    return _advance(ctx, target, schedule)
+
+
+def _words(ctx: StageContext, exc: BaseException) -> str:
+    label = STAGE_LABELS.get(ctx.run.state, ctx.run.state)
+    detail = str(exc) or type(exc).__name__
+    return f"{label} failed: {detail}"
+
+
+def _close_checkpoint(cp: StageCheckpoint, status: str, error: str = "") -> None:
+    cp.status = status
+    cp.error = error
+    cp.finished_at = timezone.now()
+    wall_s = (cp.finished_at - cp.started_at).total_seconds() if cp.started_at else 0.0
+    cp.counters = {**cp.counters, "wall_s": round(wall_s, 3)}
+    cp.save(update_fields=["status", "error", "finished_at", "counters"])
+
+
+def _transition(run: Run, target: str, **fields: Any) -> None:
+    """The declared transition, guarded against a concurrent change of state."""
+    locked = Run.objects.select_for_update().get(pk=run.pk)
+    if locked.state != run.state:
+        raise StageFailed(f"the run moved to {locked.state} while {run.state} was running")
+    locked.transition(target)
+    for name, value in fields.items():
+        setattr(locked, name, value)
+    if fields:
+        locked.save(update_fields=list(fields))
+    run.state = locked.state
+    for name, value in fields.items():
+        setattr(run, name, value)
+
+
+def _advance(ctx: StageContext, target: str, schedule: Schedule) -> StepResult:
+    run = ctx.run
+    with transaction.atomic():
+        _close_checkpoint(ctx.checkpoint, StageStatus.DONE)
+        extra: dict[str, Any] = {}
+        if target in WAITING_STATES:
+            extra["finished_at"] = timezone.now()
+        _transition(run, target, **extra)
+        refresh_counts(run)
+        again = target not in WAITING_STATES
+        if again:
+            schedule(run, 0)
+        publish_run_progress(run.code)
+    return StepResult(run.state, again=again)
+
+
+def _end(
+    ctx: StageContext, state: str, status: str, *, stop: str = "", error: str = ""
+) -> StepResult:
+    run = ctx.run
+    with transaction.atomic():
+        _close_checkpoint(ctx.checkpoint, status, error)
+        fields: dict[str, Any] = {"finished_at": timezone.now()}
+        if stop:
+            fields["stop_reason"] = _join_reasons(run.stop_reason, stop)
+        if error:
+            fields["error"] = error
+        _transition(run, state, **fields)
+        refresh_counts(run)
+        publish_run_progress(run.code)
+    return StepResult(run.state, again=False)
+
+
+def _retry_later(ctx: StageContext, message: str, schedule: Schedule) -> StepResult:
+    cp = ctx.checkpoint
+    delay = RETRY_DELAYS_S[min(cp.attempts, len(RETRY_DELAYS_S)) - 1]
+    with transaction.atomic():
+        cp.status = StageStatus.PENDING
+        cp.error = f"{message}; retrying in {delay} s"
+        cp.save(update_fields=["status", "error"])
+        schedule(ctx.run, delay)
+        publish_run_progress(ctx.run.code)
+    return StepResult(ctx.run.state, again=True, delay_s=delay)
+
+
+def _out_of_time(ctx: StageContext, schedule: Schedule) -> StepResult:
+    """Wall time spent: stop collecting, mine and verify what was found; else finish."""
+    run = ctx.run
+    reason = f"Wall-time budget ({ctx.wall_time_budget_s} s) reached during {run.state}."
+    ctx.note("stopped", reason)
+    run.stop_reason = _join_reasons(run.stop_reason, reason)
+    run.save(update_fields=["stop_reason"])
+    if run.state in COLLECTING:
+        return _jump(ctx, RunState.MINING, schedule)
+    target = RunState.VERIFYING if run.state == RunState.MINING else RunState.AWAITING_REVIEW
+    return _advance(ctx, target, schedule)
+
+
+def _jump(ctx: StageContext, target: str, schedule: Schedule) -> StepResult:
+    """Skip the remaining collecting stages (each skipped one is recorded as such)."""
+    run = ctx.run
+    order = [RunState.SEARCHING, RunState.INGESTING, RunState.INDEXING, RunState.RETRIEVING]
+    with transaction.atomic():
+        _close_checkpoint(ctx.checkpoint, StageStatus.DONE)
+        for state in order[order.index(RunState(run.state)) + 1 :]:
+            _transition(run, state)
+            StageCheckpoint.objects.update_or_create(
+                run=run,
+                stage=state,
+                round=ctx.round,
+                defaults={"status": StageStatus.SKIPPED, "notes": {"skipped": "wall time"}},
+            )
+        _transition(run, target)
+        refresh_counts(run)
+        schedule(run, 0)
+        publish_run_progress(run.code)
+    return StepResult(run.state, again=True)
+
+
+def _join_reasons(old: str, new: str) -> str:
+    return f"{old} {new}".strip() if new not in old else old
+
+
+def run_to_end(run_code: Any, *, on_step: Callable[[StepResult], None] | None = None) -> Run:
+    """Drive a run synchronously through the same handlers (the ``runplan`` command)."""
+    import time
+
+    while True:
+        result = step(run_code)
+        if on_step:
+            on_step(result)
+        if not result.again:
+            break
+        if result.delay_s:
+            time.sleep(result.delay_s)
+    return Run.objects.get(code=run_code)

@@ -1,0 +1,3 @@
+"""Stage adapters: load rows, call the pure pipeline stages, save through services."""
+
+from __future__ import annotations

@@ -1,0 +1,165 @@
+"""Ingest and index stages: admit the run's sources within the documents budget.
+
+* Ingest — rank the distinct sources the run's hits point at (best rank first), admit
+  at most ``budgets.documents`` of them, and fetch + ingest web hits that have no
+  Source yet (through the fetcher and ``ledger.services.ingest``, keyed by content
+  hash, so a resumed stage re-ingests nothing). Library hits already have sources.
+* Index — check that every passage of an admitted source has an embedding and a
+  tsvector; passages that lack one are counted and reported, never papered over.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Min
+
+from ledger.models import Library, Passage, SearchHit, SourceType
+from research import services
+from research.models import RunState, StageCheckpoint
+from research.stages.adapters import optional_module
+from research.stages.base import StageContext
+
+WEB_SOURCE_TYPES = {
+    "arxiv": SourceType.PREPRINT,
+    "openalex": SourceType.PAPER,
+    "wikipedia": SourceType.ENCYCLOPEDIA,
+}
+
+
+def admitted_before(ctx: StageContext) -> list[int]:
+    """Source ids admitted by earlier rounds (a later round only adds to them)."""
+    earlier = StageCheckpoint.objects.filter(
+        run=ctx.run, stage=RunState.INGESTING, round__lt=ctx.round
+    ).order_by("-round")
+    first = earlier.first()
+    return list(first.cursor.get("admitted", [])) if first else []
+
+
+def ranked_canonical_ids(ctx: StageContext) -> list[str]:
+    """Distinct canonical ids of the run's hits, best rank first (ties: first seen)."""
+    rows = (
+        SearchHit.objects.filter(run=ctx.run)
+        .exclude(canonical_id="")
+        .values("canonical_id")
+        .annotate(best=Min("rank"), first=Min("id"))
+        .order_by("best", "first")
+    )
+    return [row["canonical_id"] for row in rows]
+
+
+def run(ctx: StageContext) -> None:
+    admitted = admitted_before(ctx)
+    budget = ctx.plan.budgets.documents
+    pending = SearchHit.objects.filter(run=ctx.run, source__isnull=True).exclude(canonical_id="")
+    ranked = ranked_canonical_ids(ctx)
+    ctx.progress(0, len(ranked))
+    failed = 0
+    for done, canonical_id in enumerate(ranked, start=1):
+        if len(admitted) >= budget:
+            ctx.note(
+                "documents budget",
+                f"the documents budget ({budget}) was reached; "
+                f"{len(ranked) - done + 1} more sources were found but not used",
+            )
+            break
+        source_id = _source_for(ctx, canonical_id, pending)
+        if source_id is None:
+            failed += 1
+        elif source_id not in admitted:
+            admitted.append(source_id)
+        ctx.save_cursor(admitted=admitted, done=done, total=len(ranked))
+    ctx.save_cursor(admitted=admitted)
+    ctx.count(
+        admitted=len(admitted), fetched=len(ctx.cursor.get("fetched", [])), fetch_failed=failed
+    )
+
+
+def _source_for(ctx: StageContext, canonical_id: str, pending: Any) -> int | None:
+    """The admitted Source of a canonical id, fetching and ingesting a web page once."""
+    known = (
+        SearchHit.objects.filter(run=ctx.run, canonical_id=canonical_id, source__isnull=False)
+        .values_list("source_id", flat=True)
+        .first()
+    )
+    if known:
+        return int(known)
+    hit = pending.filter(canonical_id=canonical_id).order_by("rank").first()
+    if hit is None:
+        return None
+    ctx.safe_point()
+    return _fetch_and_ingest(ctx, hit)
+
+
+def web_library(ctx: StageContext) -> Library:
+    """Web captures of a plan go into the plan's own capture library."""
+    plan = ctx.run.plan_version.plan
+    library, _ = Library.objects.get_or_create(name=f"web captures of plan {plan.code}")
+    return library
+
+
+def _fetch_and_ingest(ctx: StageContext, hit: SearchHit) -> int | None:
+    fetcher = optional_module("research.providers.fetcher")
+    ingest = optional_module("ledger.services.ingest")
+    if fetcher is None or ingest is None:
+        ctx.note("web ingest", "fetching web pages is not available in this build")
+        return None
+    url = str(hit.record.get("url") or hit.canonical_id)
+    errors = dict(ctx.cursor.get("errors", {}))
+    try:
+        result = fetcher.fetch_url_sync(url)
+    except Exception as exc:
+        if getattr(exc, "permanent", True) is False:
+            raise  # the runner retries transient failures with back-off
+        errors[url] = str(exc)
+        ctx.save_cursor(errors=errors)
+        ctx.note("fetch errors", f"{len(errors)} pages could not be fetched (last: {exc})")
+        return None
+    doc = ingest.DocumentInput(
+        raw=result.body,
+        label=url,
+        url=result.final_url,
+        content_type=result.content_type,
+        title=str(hit.record.get("title") or ""),
+        source_type=WEB_SOURCE_TYPES.get(hit.adapter, SourceType.WEB),
+        http_status=result.status,
+        http_headers=dict(result.headers),
+        fetched_at=result.fetched_at,
+        metadata={"found_by": hit.adapter, "query": hit.query_text},
+    )
+    outcome = ingest.ingest_documents([doc], web_library(ctx))[0]
+    if outcome.source_id is None:
+        errors[url] = outcome.error or outcome.status
+        ctx.save_cursor(errors=errors)
+        return None
+    services.do_link_hits_to_source(ctx.run, hit.canonical_id, outcome.source_id)
+    ctx.save_cursor(fetched=[*ctx.cursor.get("fetched", []), hit.canonical_id])
+    return int(outcome.source_id)
+
+
+def admitted_sources(ctx: StageContext) -> list[int]:
+    """The sources this round may draw evidence from (set by this round's ingest stage)."""
+    cp = ctx.earlier(RunState.INGESTING)
+    return list(cp.cursor.get("admitted", [])) if cp else []
+
+
+def index(ctx: StageContext) -> None:
+    """Bring the admitted sources' passages into the BM25 index; count unembedded ones."""
+    sources = admitted_sources(ctx)
+    passages = Passage.objects.filter(source_id__in=sources, kind="chunk")
+    total = passages.count()
+    sparse = optional_module("ledger.services.sparse_index")
+    if sparse is None:
+        ctx.note("sparse index", "the BM25 index is not available in this build")
+    else:
+        ids = list(Passage.objects.filter(source_id__in=sources).values_list("pk", flat=True))
+        report = sparse.sync_sparse_index(passage_ids=ids) if ids else None
+        ctx.count(bm25_indexed=report.indexed if report else 0)
+    missing = passages.filter(embedding__isnull=True).count()
+    ctx.progress(total - missing, total)
+    ctx.count(passages=total, unembedded=missing)
+    if missing:
+        ctx.note(
+            "unembedded passages",
+            f"{missing} of {total} passages have no embedding; dense retrieval cannot find them",
+        )

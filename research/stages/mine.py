@@ -1,0 +1,35 @@
+"""Mine stage: atomic claims from each subquestion's top evidence (helper-verify's miner).
+
+The pools the retrieve stage saved go to ``ledger.services.claims`` subquestion by
+subquestion; claims are unique per run and fingerprint, so a resumed stage adds none
+twice. When this build has no claim miner, the stage says so and mines nothing.
+"""
+
+from __future__ import annotations
+
+from research.stages.adapters import optional_module
+from research.stages.base import StageContext
+from research.stages.retrieve import pools_of
+
+UNAVAILABLE = "claim mining: not available in this build"
+
+
+def run(ctx: StageContext) -> None:
+    claims = optional_module("ledger.services.claims")
+    mine_subquestion = getattr(claims, "do_mine_subquestion", None) if claims else None
+    pools = pools_of(ctx)
+    if mine_subquestion is None:
+        ctx.note("claim mining", UNAVAILABLE)
+        return
+    subquestions = [sq for sq in ctx.plan.subquestions if sq.enabled and sq.key in pools]
+    done: list[str] = list(ctx.cursor.get("done_subquestions", []))
+    ctx.progress(len(done), len(subquestions))
+    mined = int(ctx.checkpoint.counters.get("claims", 0))
+    for sq in subquestions:
+        if sq.key in done:
+            continue
+        ctx.safe_point(wall_time=False)
+        mined += mine_subquestion(ctx.run, sq.key, pools[sq.key])
+        done.append(sq.key)
+        ctx.save_cursor(done_subquestions=done, done=len(done), total=len(subquestions))
+        ctx.count(claims=mined)
