@@ -1,0 +1,99 @@
+"""Uploaded files: queue them (one row each, with their bytes), then ingest them in a task."""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+from collections.abc import Sequence
+from uuid import UUID, uuid4
+
+from django.contrib.auth.models import User
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from ledger.models import Library, Upload, UploadStatus
+from ledger.services.ingest import DocumentInput, IngestResult, ingest_documents
+
+_STATUS = {
+    "added": UploadStatus.ADDED,
+    "new_snapshot": UploadStatus.ADDED,
+    "unchanged": UploadStatus.DUPLICATE,
+    "duplicate": UploadStatus.DUPLICATE,
+    "failed": UploadStatus.FAILED,
+}
+
+
+def do_queue_uploads(library: Library, user: User | None, files: Sequence[UploadedFile]) -> UUID:
+    """Store each file as a queued Upload and enqueue one ingest job for the batch."""
+    from ledger.tasks import ingest_uploads
+
+    batch = uuid4()
+    with transaction.atomic():
+        for file in files:
+            data = file.read()
+            Upload.objects.create(
+                library=library,
+                uploaded_by=user,
+                batch=batch,
+                filename=(file.name or "upload")[:255],
+                content_type=(file.content_type or "")[:120],
+                size=len(data),
+                raw=zlib.compress(data),
+                raw_sha256=hashlib.sha256(data).hexdigest(),
+            )
+        transaction.on_commit(lambda: ingest_uploads.defer(batch=str(batch)))
+    return batch
+
+
+def pending_uploads(batch: UUID | str) -> QuerySet[Upload]:
+    """Uploads of a batch not finished yet (queued, or running when a worker died)."""
+    return Upload.objects.filter(
+        batch=batch, status__in=[UploadStatus.QUEUED, UploadStatus.RUNNING]
+    ).order_by("pk")
+
+
+def do_ingest_uploads(batch: UUID | str) -> list[IngestResult]:
+    """Ingest the unfinished uploads of a batch; safe to run again after a crash."""
+    uploads = list(pending_uploads(batch).select_related("library"))
+    if not uploads:
+        return []
+    Upload.objects.filter(pk__in=[u.pk for u in uploads]).update(status=UploadStatus.RUNNING)
+    docs = [
+        DocumentInput(
+            raw=zlib.decompress(bytes(upload.raw)),
+            label=upload.filename,
+            filename=upload.filename,
+            content_type=upload.content_type,
+            metadata={"filename": upload.filename},
+        )
+        for upload in uploads
+    ]
+    results = ingest_documents(docs, uploads[0].library, total=len(docs))
+    _record_results(uploads, results)
+    return results
+
+
+def _record_results(uploads: list[Upload], results: list[IngestResult]) -> None:
+    now = timezone.now()
+    with transaction.atomic():
+        for upload, result in zip(uploads, results, strict=True):
+            upload.status = _STATUS[result.status]
+            upload.error_reason, upload.error = result.error_reason, result.error
+            upload.source_id = result.source_id
+            upload.passages = result.passages
+            upload.finished_at = now
+            if result.status != "failed":
+                upload.raw = b""  # the snapshot keeps the bytes now
+            upload.save(
+                update_fields=[
+                    "status",
+                    "error_reason",
+                    "error",
+                    "source",
+                    "passages",
+                    "finished_at",
+                    "raw",
+                ]
+            )

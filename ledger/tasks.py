@@ -1,0 +1,24 @@
+"""Ingestion tasks: thin wrappers over ledger services, safe to retry (keyed by content hash)."""
+
+from __future__ import annotations
+
+import logging
+
+from procrastinate import RetryStrategy
+from procrastinate.contrib.django import app
+
+from ledger.services.ingest import summarize
+from ledger.services.uploads import do_ingest_uploads
+
+logger = logging.getLogger(__name__)
+
+
+@app.task(
+    name="ledger.ingest_uploads",
+    queue="ingest",
+    retry=RetryStrategy(max_attempts=3, wait=5),
+)
+def ingest_uploads(batch: str) -> None:
+    """Ingest one upload batch; a retry resumes with the uploads still unfinished."""
+    results = do_ingest_uploads(batch)
+    logger.info("upload batch %s: %s", batch, summarize(results))

@@ -1,0 +1,147 @@
+from __future__ import annotations
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
+
+from ledger.models import Library, Passage, Source, Upload
+from ledger.services.ingest import DocumentInput, ingest_documents
+from ledger.services.uploads import do_ingest_uploads, do_queue_uploads
+from tests.pipeline.minipdf import make_pdf
+
+pytestmark = pytest.mark.django_db
+
+STORY = (
+    "The city council voted on Tuesday to approve a new budget that raises spending on "
+    "public transport by twelve percent, adds two hundred bus drivers and freezes fares "
+    "for pensioners until the end of next year, the mayor's office said in a statement. "
+    "Opposition members criticised the plan as unaffordable and warned that property taxes "
+    "would have to rise to pay for it within three years."
+)
+PAGE = (
+    "<html><head><title>Budget vote</title></head><body><nav><a href='/'>Home</a>"
+    "<a href='/news'>News index</a></nav><article><h1>Budget vote</h1><p>{}</p></article>"
+    "<footer>Copyright Example Media Group</footer></body></html>"
+)
+
+
+def _file(name, data, content_type="application/octet-stream"):
+    return SimpleUploadedFile(name, data, content_type=content_type)
+
+
+def _queue(author, *files, library_name="uploads"):
+    library = Library.objects.create(name=library_name)
+    batch = do_queue_uploads(library, author, list(files))
+    return library, batch
+
+
+def test_it_ingests_good_files_and_reports_each_bad_file_clearly(author):
+    library, batch = _queue(
+        author,
+        _file("story.html", PAGE.format(STORY).encode(), "text/html"),
+        _file("broken.html", b"<html><body><div><<<>>></div", "text/html"),
+        _file("empty.txt", b"", "text/plain"),
+        _file("noise.txt", bytes(range(256)) * 16, "text/plain"),
+        _file("latin.txt", "Caf\u00e9 cr\u00e8me br\u00fbl\u00e9e, na\u00efve.".encode("cp1252")),
+        _file("paper.pdf", make_pdf([["Dose one lowered risk."], ["Dose two did not."]])),
+        _file("notes.md", b"# Notes\n\nThe trial enrolled 40 adults.\n"),
+    )
+
+    do_ingest_uploads(batch)
+
+    uploads = {u.filename: u for u in Upload.objects.filter(batch=batch)}
+    assert {n for n, u in uploads.items() if u.status == "added"} == {
+        "story.html",
+        "paper.pdf",
+        "notes.md",
+    }
+    reasons = {n: u.error_reason for n, u in uploads.items() if u.status == "failed"}
+    assert reasons == {
+        "broken.html": "malformed_html",
+        "empty.txt": "empty",
+        "noise.txt": "binary",
+        "latin.txt": "encoding",
+    }
+    assert all(uploads[n].error for n in reasons)
+    assert library.sources.count() == 3
+    story = uploads["story.html"].source
+    text = story.snapshots.get().text
+    assert "Copyright Example Media Group" not in text and "News index" not in text
+    pdf_pages = {p.page for p in Passage.objects.filter(source=uploads["paper.pdf"].source)}
+    assert pdf_pages == {1, 2}
+    for passage in Passage.objects.filter(source__libraries=library):
+        assert passage.text == passage.snapshot.text[passage.start : passage.end]
+
+
+def test_it_makes_one_source_of_two_identical_uploads(author):
+    data = PAGE.format(STORY).encode()
+    library, batch = _queue(
+        author, _file("a.html", data, "text/html"), _file("b.html", data, "text/html")
+    )
+    do_ingest_uploads(batch)
+    _, again = _queue(author, _file("c.html", data, "text/html"), library_name="other")
+
+    do_ingest_uploads(again)
+
+    assert Source.objects.count() == 1
+    source = Source.objects.get()
+    assert source.canonical_id.startswith("sha256:")
+    assert source.snapshots.count() == 1
+    statuses = sorted(Upload.objects.values_list("filename", "status"))
+    assert statuses == [("a.html", "added"), ("b.html", "duplicate"), ("c.html", "duplicate")]
+    assert {lib.name for lib in source.libraries.all()} == {"uploads", "other"}
+    assert Upload.objects.get(filename="c.html").source == source
+
+
+def test_it_puts_a_lightly_edited_copy_in_the_same_cluster(author):
+    edited = (
+        STORY.replace("Tuesday", "Wednesday").replace("twelve", "12") + " Reporting by A. Clerk."
+    )
+    unrelated = (
+        "A new species of frog was discovered in the cloud forests of Ecuador by a team of "
+        "biologists who spent four months surveying streams at night."
+    )
+    _, first = _queue(author, _file("original.html", PAGE.format(STORY).encode(), "text/html"))
+    do_ingest_uploads(first)
+    _, second = _queue(
+        author,
+        _file("copy.txt", edited.encode(), "text/plain"),
+        _file("frog.txt", unrelated.encode(), "text/plain"),
+        library_name="later",
+    )
+
+    do_ingest_uploads(second)
+
+    sources = {u.filename: u.source for u in Upload.objects.all()}
+    assert len({s.pk for s in sources.values()}) == 3
+    assert sources["copy.txt"].cluster == sources["original.html"].cluster
+    assert sources["frog.txt"].cluster != sources["original.html"].cluster
+
+
+def test_it_resumes_a_batch_after_a_crash_without_duplicating(author):
+    library, batch = _queue(
+        author, _file("a.txt", b"Alpha beta gamma delta."), _file("b.txt", b"Epsilon zeta eta.")
+    )
+    # The worker died after ingesting but before recording the per-file results.
+    Upload.objects.filter(batch=batch).update(status="running")
+    docs = [DocumentInput(raw=b"Alpha beta gamma delta.", filename="a.txt")]
+    ingest_documents(docs, library)
+
+    do_ingest_uploads(batch)
+
+    assert Source.objects.count() == 2
+    statuses = dict(Upload.objects.values_list("filename", "status"))
+    assert statuses == {"a.txt": "duplicate", "b.txt": "added"}
+    assert do_ingest_uploads(batch) == []
+
+
+def test_it_enqueues_one_ingest_job_per_batch(author, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        _, batch = _queue(author, _file("a.txt", b"Alpha beta gamma delta."))
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT task_name, args ->> 'batch', queue_name FROM procrastinate_jobs"
+            " WHERE task_name = 'ledger.ingest_uploads'"
+        )
+        assert cursor.fetchall() == [("ledger.ingest_uploads", str(batch), "ingest")]
