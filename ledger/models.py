@@ -452,3 +452,68 @@ class Disposition(models.Model):
 
     def __str__(self) -> str:
         return f"{self.state}: {self.reason[:60]}"
+
+
+# --- BM25 index inside Postgres (written only by ledger.services.sparse_index) ----------
+# One index per passage kind: statistics, document frequencies and postings are keyed by
+# kind, so chunk and section passages are scored each against their own collection. The
+# triggers in migration ``0004_sparse_bm25_index`` keep ``SparseTerm.df`` and
+# ``SparseStats`` exact on every insert and delete of postings and documents, however the
+# rows go (a passage deleted through the ORM cascades here; bulk SQL deletes too).
+
+
+class SparseStats(models.Model):
+    """Collection statistics of one kind's BM25 index: N and total length (for avgdl)."""
+
+    kind = models.CharField(max_length=10, primary_key=True)
+    documents = models.BigIntegerField(default=0)
+    total_length = models.BigIntegerField(default=0)
+
+    class Meta:
+        verbose_name_plural = "sparse stats"
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.documents} passages"
+
+
+class SparseTerm(models.Model):
+    """Document frequency of one analyzed term in one kind's BM25 index."""
+
+    pk = models.CompositePrimaryKey("kind", "term")
+    kind = models.CharField(max_length=10)
+    term = models.CharField(max_length=64)
+    df = models.IntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.term} df={self.df}"
+
+
+class SparseDocument(models.Model):
+    """A passage as the BM25 index holds it: its analyzed length and indexed fingerprint."""
+
+    passage = models.OneToOneField(
+        Passage, primary_key=True, on_delete=models.CASCADE, related_name="sparse"
+    )
+    kind = models.CharField(max_length=10)
+    length = models.PositiveIntegerField()
+    fingerprint = models.CharField(max_length=64)
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.passage_id} len={self.length}"
+
+
+class SparsePosting(models.Model):
+    """Term frequency of a term in a passage, with the passage length (no join to score)."""
+
+    # BM25 query: WHERE kind = %s AND term = ANY(%s) — the primary key's leading columns.
+    pk = models.CompositePrimaryKey("kind", "term", "document")
+    kind = models.CharField(max_length=10)
+    term = models.CharField(max_length=64)
+    document = models.ForeignKey(
+        SparseDocument, on_delete=models.CASCADE, db_column="passage_id", related_name="postings"
+    )
+    tf = models.PositiveIntegerField()
+    dl = models.PositiveIntegerField()
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.term}@{self.document_id} tf={self.tf}"
