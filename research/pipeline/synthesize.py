@@ -8,7 +8,9 @@ the database, so an unapproved claim cannot reach the prose by construction. Two
 2. prose: the offline default is extractive — each capsule's approved text, qualified by
    its allowed scope, with numbered citations to the sources of its quotes. With a chat
    model, an LLM writes each section; its output is re-atomized into sentences and each
-   sentence must map to approved claims of that section (``check_sentence``). Failing
+   sentence must map to approved claims of that section (``check_sentence``; compound
+   sentences are split into atomic propositions with the claim miner's
+   ``split_coordination``, and each must come from one cited claim). Failing
    sentences are removed; a section whose sentences mostly fail falls back to the
    extractive form. Every removal and fallback is returned as a :class:`Finding`.
 
@@ -24,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol
 
+from research.pipeline.claims.mine import split_coordination
 from research.providers.base import ProviderError
 
 EXTRACTIVE = "extractive"
@@ -357,6 +360,19 @@ def check_sentence(text: str, tags: list[str], by_label: dict[str, Capsule]) -> 
     support = " ".join(f"{c.text} {c.allowed_scope}" for c in cited)
     problems = _content_problems(text, support, multiple=len(cited) > 1)
     problems += _scope_problems(text, cited)
+    if len(cited) > 1 and not problems:
+        problems += _bridge_problems(text, cited)
+    return problems
+
+
+def _bridge_problems(text: str, cited: list[Capsule]) -> list[str]:
+    """Each atomic proposition of the sentence must come from ONE cited claim: words
+    drawn from two claims into one proposition make a bridge claim nobody verified."""
+    problems = []
+    for atom in split_coordination(text):
+        stems = _stems(atom)
+        if not any(stems <= _stems(f"{c.text} {c.allowed_scope}") for c in cited):
+            problems.append(f"bridge claim: “{atom}” joins several cited claims into one")
     return problems
 
 

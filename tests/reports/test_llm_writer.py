@@ -17,7 +17,7 @@ UNSUPPORTED = "This proves that aspirin is safe for everyone"
 class FakeOpenAI(BaseHTTPRequestHandler):
     """Restates each approved claim it is given, tagged, then adds one unsupported sentence."""
 
-    requests: list[dict] = []
+    requests: list[dict[str, object]] = []
 
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))

@@ -130,6 +130,14 @@ def test_it_accepts_a_faithful_combination_of_two_claims():
     assert check_sentence(sentence, ["C1", "C2"], by_label) == []
 
 
+def test_it_flags_a_bridge_that_fuses_two_claims_into_one_proposition():
+    by_label = {"C1": CAPSULES[1], "C2": CAPSULES[0]}
+    sentence = "Aspirin may lower blood pressure in older adults."
+    problems = check_sentence(sentence, ["C1", "C2"], by_label)
+    assert any(p.startswith("bridge claim") for p in problems), problems
+    assert check_sentence(sentence, ["C1"], by_label)  # and no single claim says it
+
+
 def test_it_flags_a_prohibited_overstatement():
     strict = capsule("p", "Drug X lowers LDL.", prohibited_overstatements=("lowers LDL",))
     assert check_sentence("Drug X lowers LDL.", ["C1"], {"C1": strict})
