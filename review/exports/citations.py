@@ -67,8 +67,9 @@ def reference_text(entry: dict[str, Any]) -> str:
 _BIBTEX_ESCAPES = str.maketrans(
     {
         "\\": r"\textbackslash{}",
-        "{": r"\{",
-        "}": r"\}",
+        # BibTeX counts braces without regard to backslashes: keep every field balanced.
+        "{": r"\textbraceleft{}",
+        "}": r"\textbraceright{}",
         "%": r"\%",
         "&": r"\&",
         "#": r"\#",
@@ -80,9 +81,19 @@ _BIBTEX_ESCAPES = str.maketrans(
 )
 
 
-def bibtex_escape(value: str) -> str:
-    """Escape TeX specials so hostile titles cannot break out of a field."""
-    return " ".join(value.split()).translate(_BIBTEX_ESCAPES)
+_VERBATIM_FIELDS = frozenset({"url", "doi", "eprint"})
+
+
+def bibtex_escape(value: str, *, verbatim: bool = False) -> str:
+    """Escape TeX specials so hostile titles cannot break out of a field.
+
+    URL-like fields are typeset verbatim by biblatex/url.sty: there only braces and
+    backslashes (which could close the field) are removed.
+    """
+    value = " ".join(value.split())
+    if verbatim:
+        return value.translate(str.maketrans("", "", "{}\\"))
+    return value.translate(_BIBTEX_ESCAPES)
 
 
 def bibtex(entries: list[dict[str, Any]]) -> str:
@@ -105,7 +116,10 @@ def _bibtex_entry(entry: dict[str, Any]) -> str:
         fields += [("eprint", entry["arxiv_id"]), ("archiveprefix", "arXiv")]
     hashes = ", ".join(s["sha256"] for s in entry["snapshots"])
     fields.append(("note", f"{entry['canonical_id']}; snapshot sha256 {hashes}"))
-    body = ",\n".join(f"  {name} = {{{bibtex_escape(value)}}}" for name, value in fields)
+    body = ",\n".join(
+        f"  {name} = {{{bibtex_escape(value, verbatim=name in _VERBATIM_FIELDS)}}}"
+        for name, value in fields
+    )
     return f"@{kind}{{{entry['key']},\n{body}\n}}\n"
 
 

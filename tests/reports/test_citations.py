@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import json
+
+from review.exports.citations import bibtex, bibtex_escape, csl_json, reference_text
+
+ENTRY = {
+    "number": 1,
+    "key": "src1",
+    "canonical_id": "doi:10.1/x_y",
+    "title": "Hostile } title with 50% & \\input{evil}",
+    "authors": ["Ada Lovelace", "Alan Turing"],
+    "publisher": "Journal of Tests",
+    "url": "https://example.org/a_b?c=1#frag",
+    "doi": "10.1/x_y",
+    "arxiv_id": "",
+    "source_type": "paper",
+    "published_date": "2021-05-04",
+    "snapshots": [{"sha256": "ab" * 32, "fetched_at": "2024-01-02T03:04:05+00:00"}],
+}
+
+
+def test_it_escapes_tex_specials_so_a_title_cannot_close_its_field():
+    escaped = bibtex_escape(ENTRY["title"])
+    assert escaped == (
+        r"Hostile \textbraceright{} title with 50\% \& "
+        r"\textbackslash{}input\textbraceleft{}evil\textbraceright{}"
+    )
+
+
+def test_it_keeps_urls_verbatim_but_strips_braces():
+    assert bibtex_escape("https://x.org/a_b?c=1#f}{", verbatim=True) == "https://x.org/a_b?c=1#f"
+
+
+def test_it_writes_a_bibtex_article_with_the_snapshot_hash():
+    entry = bibtex([ENTRY])
+    assert entry.startswith("@article{src1,\n")
+    assert "  author = {Ada Lovelace and Alan Turing}," in entry
+    assert "  year = {2021}," in entry
+    assert "  journal = {Journal of Tests}," in entry
+    assert "  url = {https://example.org/a_b?c=1#frag}," in entry
+    assert "ab" * 32 in entry
+    assert entry.count("{") == entry.count("}")
+
+
+def test_it_writes_csl_json_items():
+    [item] = json.loads(csl_json([ENTRY]))
+    assert item["type"] == "article-journal"
+    assert item["issued"] == {"date-parts": [[2021, 5, 4]]}
+    assert item["accessed"] == {"date-parts": [[2024, 1, 2]]}
+    assert item["author"] == [{"literal": "Ada Lovelace"}, {"literal": "Alan Turing"}]
+    assert item["DOI"] == "10.1/x_y"
+
+
+def test_it_formats_a_plain_reference():
+    assert reference_text(ENTRY) == (
+        "Ada Lovelace, Alan Turing. Hostile } title with 50% & \\input{evil}. "
+        "Journal of Tests, 2021-05-04. doi:10.1/x_y."
+    )
