@@ -207,3 +207,26 @@ def test_it_exports_bibtex_and_csl_json_of_the_cited_sources(report, author):
     assert csl[0]["title"] == "Aspirin trial"
     assert csl[0]["note"] == "url:https://example.org/aspirin-trial"
     assert csl[0]["citation-number"] == 1
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("sql", "problem"),
+    [
+        ("UPDATE ledger_claim SET fingerprint = 'x' WHERE id = %s", "fingerprint changed"),
+        (
+            "UPDATE ledger_passage SET fingerprint = 'x' WHERE id IN "
+            "(SELECT passage_id FROM ledger_evidencelink WHERE claim_id = %s)",
+            "passage fingerprint changed",
+        ),
+    ],
+)
+def test_it_refuses_export_when_a_fingerprint_changed(report, scene, author, sql, problem):
+    claim = scene["approved"][0]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [claim.pk])
+    with pytest.raises(reports.ExportRefused) as refused:
+        reports.do_export_report(report, "md", author)
+    assert any(str(claim.code) in p and problem in p for p in refused.value.problems), (
+        refused.value.problems
+    )
