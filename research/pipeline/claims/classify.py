@@ -78,11 +78,23 @@ _TYPE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
 )
-_ENTITY = re.compile(
-    r"\b(?:[A-Z][a-z]+(?:[- ](?:[A-Z][a-z]+|of|de|van|von|and))*[- ][A-Z][a-z]+"
-    r"|[A-Za-z]*[A-Z][A-Za-z]*\d[\w\-]*|\d+[A-Za-z][\w\-]*[A-Z][\w\-]*"
-    r"|[A-Z]{2,}[a-z]?s?(?:-\w+)?)\b"
-)
+_TOKEN = re.compile(r"[A-Za-z0-9][\w\-/']*")
+_CONNECTORS = frozenset({"of", "de", "van", "von", "der", "la"})
+
+
+def _is_name(token: str) -> bool:
+    """Capitalized, an acronym, mixed case (SciFact, mRNA) or a gene-like id (IL-18)."""
+    return (
+        token[0].isupper()
+        or any(c.isupper() for c in token[1:])
+        or (any(c.isdigit() for c in token) and any(c.isalpha() for c in token))
+    )
+
+
+def _is_plain_capital(token: str) -> bool:
+    return token[0].isupper() and token[1:].islower() and token.isalpha()
+
+
 _FAST = re.compile(
     r"\b(price\w*|pricing|cost\w*|leaderboard|rank\w*|version|release\w*|api|model|"
     r"market|share|users|subscribers|ceo|president|record)\b",
@@ -128,15 +140,25 @@ def claim_type(text: str) -> str:
 
 
 def entities(text: str) -> list[str]:
-    """Named things worth checking in the evidence: multiword names, acronyms, gene-like ids."""
+    """Named things worth checking in the evidence: names, acronyms, gene-like ids."""
     found: list[str] = []
-    for match in _ENTITY.finditer(text):
-        name = match.group(0).strip()
-        first = name.split()[0]
-        if match.start() == 0 and first in _SENTENCE_STARTERS and " " in name:
-            name = name.split(" ", 1)[1]
-        if len(name) >= 2 and name not in found and name not in _SENTENCE_STARTERS:
+    run: list[str] = []
+    tokens = list(_TOKEN.finditer(text))
+    for i, match in enumerate(tokens + [None]):
+        token = match.group(0).rstrip("'") if match else ""
+        initial = i == 0
+        if token and _is_name(token) and not (initial and _is_plain_capital(token)):
+            run.append(token)
+            continue
+        if token in _CONNECTORS and run:
+            run.append(token)
+            continue
+        while run and run[-1] in _CONNECTORS:
+            run.pop()
+        name = " ".join(run)
+        if name and name not in found and name not in _SENTENCE_STARTERS:
             found.append(name)
+        run = []
     return found
 
 

@@ -58,7 +58,7 @@ COMPARISON_SPLIT = re.compile(
 class AggregateConfig:
     pass_families: frozenset[str] = frozenset({"learned", "nli", "llm"})
     min_support_score: float = 0.5
-    min_contradict_score: float = 0.5
+    min_contradict_score: float = 0.3  # each verifier applies its own calibrated threshold
     recent_days: int = 365
     min_independent: int = 2
     low_quality_types: frozenset[str] = frozenset({"news", "other"})

@@ -1,0 +1,125 @@
+"""Benchmark the production verification path on SciFact (contract in DESIGN.md).
+
+    python manage.py bench_verification --scifact ../shared/data/scifact --split train --oracle
+
+Prints accuracy, macro_f1, f1_support, f1_contradict, f1_nei, escape_rate and
+claims_per_min, one ``key: value`` line each. On ``--split train`` the learned verifier
+scores every claim with the cross-validation fold model that never saw it, so the figures
+are out-of-fold, not in-sample (``out_of_fold: 1``). Without ``--oracle`` each claim's
+support and refutation queries run through ``research.retrieval`` over the "scifact"
+library (imported by ``importcorpus``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from research.pipeline.verify.records import EvidenceItem
+
+
+class Command(BaseCommand):
+    help = "SciFact claim verification figures for the production verification path."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--scifact", type=Path, required=True)
+        parser.add_argument("--split", choices=("train", "dev"), default="train")
+        parser.add_argument("--oracle", action="store_true", help="cited abstracts only")
+        parser.add_argument("--json", type=Path, default=None)
+        parser.add_argument("--limit", type=int, default=0, help="first N claims only")
+        parser.add_argument("--library", default="scifact", help="library for open retrieval")
+        parser.add_argument("--k", type=int, default=3, help="passages per query (open)")
+        parser.add_argument(
+            "--cache", action="store_true", help="reuse the disk embedding cache (faster)"
+        )
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        from research.pipeline.verify import VerifyConfig, default_verifiers
+        from research.pipeline.verify.bench import run_open, run_oracle
+        from research.pipeline.verify.embedcache import EmbeddingCache
+        from research.pipeline.verify.scifact import load_claims, load_corpus
+        from research.providers.embedder import Embedder, configure_threads
+
+        from .train_verifier import cache_dir
+
+        configure_threads()
+        directory: Path = opts["scifact"]
+        try:
+            claims = load_claims(directory, opts["split"])
+        except FileNotFoundError as exc:
+            raise CommandError(str(exc)) from exc
+        claims = claims[: opts["limit"]] if opts["limit"] else claims
+        embedder = Embedder.from_settings()
+        path = cache_dir(embedder.label) if opts["cache"] else None
+        cache = EmbeddingCache(embedder.encode, path)
+        out_of_fold = opts["split"] == "train"
+        verifiers, notes = default_verifiers(cache.encode, out_of_fold=out_of_fold)
+        config = VerifyConfig(verifiers=verifiers, notes=notes)
+        if opts["oracle"]:
+            result = run_oracle(claims, load_corpus(directory), config, self._progress)
+        else:
+            retrieve = self._retrieve(opts["library"])
+            result = run_open(claims, retrieve, config, k=opts["k"], progress=self._progress)
+        figures = result.figures()
+        for key in (
+            "accuracy",
+            "macro_f1",
+            "f1_support",
+            "f1_contradict",
+            "f1_nei",
+            "escape_rate",
+            "claims_per_min",
+        ):
+            self.stdout.write(f"{key}: {figures[key]}")
+        self.stdout.write(f"claims: {len(result.gold)}")
+        self.stdout.write(f"out_of_fold: {int(out_of_fold)}")
+        if opts["json"]:
+            payload = {
+                **figures,
+                "claims": len(result.gold),
+                "out_of_fold": out_of_fold,
+                "oracle": opts["oracle"],
+                "split": opts["split"],
+                "verifiers": [v.name for v in verifiers],
+                "not_run": notes,
+                "embedding_cache": "disk" if path else "memory (encoding time included)",
+                "details": result.details,
+            }
+            opts["json"].write_text(json.dumps(payload, indent=1))
+        cache.save()
+
+    def _progress(self, done: int) -> None:
+        self.stderr.write(f"... {done} claims")
+
+    def _retrieve(self, library_name: str) -> Any:
+        from ledger.models import Library, Passage, Pool
+        from ledger.services.claims import evidence_item
+
+        try:
+            from research import retrieval
+            from research.pipeline.retrieve.records import Filters, RetrievalRequest
+        except ImportError as exc:
+            raise CommandError(f"open retrieval needs research.retrieval: {exc}") from exc
+        library = Library.objects.filter(name=library_name).first()
+        if library is None:
+            raise CommandError(
+                f"no library {library_name!r}: import the corpus first "
+                "(manage.py importcorpus ../shared/data/scifact)"
+            )
+        filters = Filters(library_ids=(library.pk,))
+
+        def retrieve(text: str, k: int) -> list[EvidenceItem]:
+            hits = retrieval.retrieve(RetrievalRequest(text=text, limit=k, filters=filters)).hits
+            rows = Passage.objects.select_related("source", "snapshot").in_bulk(
+                [h.passage_id for h in hits]
+            )
+            return [
+                evidence_item(rows[h.passage_id], Pool.SUPPORT, score=float(h.score))
+                for h in hits
+                if h.passage_id in rows
+            ]
+
+        return retrieve

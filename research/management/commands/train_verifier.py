@@ -1,0 +1,67 @@
+"""Train the offline learned verifier on SciFact train and write its weights (JSON).
+
+    python manage.py train_verifier --scifact ../shared/data/scifact
+
+Reproducible: fixed fold seed and solver seed, deterministic features, MiniLM vectors
+cached under .data/cache/verify/ (the corpus is encoded once). Prints the grouped
+cross-validation figures and the baselines it must beat; see docs/verifier.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandParser
+
+from research.pipeline.verify.learned import WEIGHTS_PATH
+from research.pipeline.verify.training import TrainConfig, train_and_evaluate
+
+
+class Command(BaseCommand):
+    help = "Train the learned claim verifier on SciFact (grouped CV figures, shipped weights)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--scifact", type=Path, required=True, help="SciFact release dir")
+        parser.add_argument("--out", type=Path, default=WEIGHTS_PATH)
+        parser.add_argument("--c", type=float, default=TrainConfig.c)
+        parser.add_argument("--max-escape", type=float, default=TrainConfig.max_escape)
+        parser.add_argument("--folds", type=int, default=TrainConfig.folds)
+        parser.add_argument("--fold-seed", type=int, default=TrainConfig.fold_seed)
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        from research.pipeline.verify.embedcache import EmbeddingCache
+        from research.pipeline.verify.scifact import load_claims, load_corpus
+        from research.providers.embedder import Embedder, configure_threads
+
+        configure_threads()
+        directory: Path = opts["scifact"]
+        docs, claims = load_corpus(directory), load_claims(directory, "train")
+        embedder = Embedder.from_settings()
+        cache = EmbeddingCache(embedder.encode, cache_dir(embedder.label))
+        cfg = TrainConfig(
+            c=opts["c"],
+            max_escape=opts["max_escape"],
+            folds=opts["folds"],
+            fold_seed=opts["fold_seed"],
+        )
+        weights, report = train_and_evaluate(claims, docs, cache.encode, cfg)
+        cache.save()
+        claims_file = directory / "claims_train.jsonl"
+        weights.meta["trained_on"] = {
+            "claims_sha256": hashlib.sha256(claims_file.read_bytes()).hexdigest(),
+            "embedding_model": embedder.label,
+        }
+        weights.save(opts["out"])
+        for key, value in report.items():
+            self.stdout.write(f"{key}: {value:.4f}")
+        self.stdout.write(f"support_threshold: {weights.model.support_threshold}")
+        self.stdout.write(f"contradict_threshold: {weights.model.contradict_threshold}")
+        self.stderr.write(f"weights written to {opts['out']}")
+
+
+def cache_dir(label: str) -> Path:
+    digest = hashlib.sha256(label.encode()).hexdigest()[:12]
+    return Path(settings.BASE_DIR) / ".data" / "cache" / "verify" / f"emb-{digest}"

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from research.pipeline.counter import counter_queries, gather_pools, negate
+from research.pipeline.verify.records import PoolName
+
+from .helpers import item
+
+
+def test_it_writes_support_and_every_kind_of_refutation_query():
+    queries = counter_queries("Aspirin reduces fever in adults.", "empirical")
+    intents = {q.intent: q for q in queries}
+    assert set(intents) == {
+        "support",
+        "negation",
+        "limitation",
+        "failure",
+        "replication",
+        "comparison",
+    }
+    assert intents["negation"].text == "Aspirin increases fever in adults"
+    assert all(q.pool == PoolName.REFUTE for q in queries if q.intent != "support")
+
+
+def test_it_negates_by_dropping_a_negation_or_inserting_one():
+    assert negate("Aspirin does not reduce fever.") == "Aspirin does reduce fever"
+    assert negate("The sky is blue.") == "The sky is not blue"
+
+
+def test_it_pools_refutation_hits_apart_and_keeps_anchors_in_support():
+    anchor = item("a", "Anchor passage. Aspirin reduces fever in adults.")
+    both = item("b", "A passage both kinds of query find about aspirin and fever.")
+    refuting = item("c", "Aspirin did not reduce fever in a large trial of adults.")
+    found = {"support": [anchor, both], "refute": [both, refuting, anchor]}
+
+    def retrieve(text: str, k: int):
+        return found[
+            "refute" if "limitations" in text or "not" in text or "increases" in text else "support"
+        ][:k]
+
+    pools = gather_pools(counter_queries("Aspirin reduces fever."), retrieve, anchors=[anchor])
+    assert [i.evidence_id for i in pools.support] == ["a"]
+    assert [i.evidence_id for i in pools.refute] == ["b", "c"]
+    assert all(i.pool == PoolName.REFUTE for i in pools.refute)

@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+
+from research.pipeline.verify import VerifyConfig, verify_claim
+from research.pipeline.verify.admission import FABRICATED_QUOTE, INVENTED_EVIDENCE
+from research.pipeline.verify.llm_judge import LLMJudge
+from research.pipeline.verify.records import ClaimInput, Status
+from research.providers.llm import LLMClient, LLMConfig
+
+from .helpers import SUPPORT_QUOTE, SUPPORT_TEXT, item
+
+CLAIM = ClaimInput("c1", "Aspirin reduces fever in adults.")
+
+
+def judge_replying(votes, seen=None):
+    def handler(request: httpx.Request) -> httpx.Response:
+        if seen is not None:
+            seen.append(json.loads(request.content))
+        content = json.dumps({"votes": votes})
+        return httpx.Response(200, json={"choices": [{"message": {"content": content}}]})
+
+    config = LLMConfig(base_url="http://127.0.0.1:9/v1", model="fake-judge")
+    return LLMJudge(LLMClient(config, transport=httpx.MockTransport(handler)))
+
+
+def test_it_discards_a_judge_vote_whose_quote_is_fabricated():
+    fabricated = "Aspirin cured fever in every adult who took it."
+    judge = judge_replying(
+        [{"evidence_id": "e1", "verdict": "supports", "quote": fabricated, "confidence": 0.95}]
+    )
+    verdict = verify_claim(CLAIM, [item("e1", SUPPORT_TEXT)], VerifyConfig(verifiers=(judge,)))
+    assert verdict.status == Status.UNCERTAIN
+    assert verdict.votes == []
+    assert [d.reason for d in verdict.discarded] == [FABRICATED_QUOTE]
+
+
+def test_it_discards_a_judge_vote_on_an_invented_evidence_id():
+    judge = judge_replying(
+        [{"evidence_id": "e42", "verdict": "supports", "quote": SUPPORT_QUOTE, "confidence": 0.9}]
+    )
+    verdict = verify_claim(CLAIM, [item("e1", SUPPORT_TEXT)], VerifyConfig(verifiers=(judge,)))
+    assert [d.reason for d in verdict.discarded] == [INVENTED_EVIDENCE]
+    assert verdict.status == Status.UNCERTAIN
+
+
+def test_it_counts_a_verbatim_judge_vote_and_sends_only_admitted_passages():
+    seen: list[dict[str, Any]] = []
+    judge = judge_replying(
+        [{"evidence_id": "e1", "verdict": "supports", "quote": SUPPORT_QUOTE, "confidence": 0.9}],
+        seen,
+    )
+    verdict = verify_claim(CLAIM, [item("e1", SUPPORT_TEXT)], VerifyConfig(verifiers=(judge,)))
+    assert verdict.status == Status.PASS
+    assert verdict.votes[0].verifier == "llm:fake-judge"
+    prompt = seen[0]["messages"][1]["content"]
+    assert "[e1]" in prompt and CLAIM.text in prompt
+
+
+def test_it_records_a_failing_judge_without_inventing_votes():
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(503)
+
+    config = LLMConfig(base_url="http://127.0.0.1:9/v1", model="down")
+    judge = LLMJudge(LLMClient(config, transport=httpx.MockTransport(handler)))
+    verdict = verify_claim(CLAIM, [item("e1", SUPPORT_TEXT)], VerifyConfig(verifiers=(judge,)))
+    assert verdict.status == Status.UNCERTAIN
+    assert "failed" in verdict.notes["llm:down"]
