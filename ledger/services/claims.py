@@ -1,0 +1,530 @@
+"""The only writer of Claim, EvidenceLink, VerifierVote and Disposition rows.
+
+Pipeline records in (``research.pipeline.claims`` drafts, ``research.pipeline.verify``
+verdicts), ledger rows out. Every quote is checked against ``snapshot.text`` at its
+offsets before it is stored; every mined claim ends with a disposition; discarded votes
+are stored (where the one-vote-per-pair constraint allows) and always counted in the
+run record under ``counters["verification"]``.
+
+Entry points used by the run stages and the review helper:
+
+- ``do_mine_subquestion(run, subquestion_key, pools) -> int``
+- ``do_save_claims(run, result, subquestion=None) -> list[Claim]``
+- ``do_verify_claim(claim, *, retrieve=None, config=None) -> ClaimVerdict``
+- ``do_record_verdict(claim, verdict, items) -> Claim``
+- ``reverify_claim_text(claim, new_text) -> ClaimVerdict`` (no writes)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from types import SimpleNamespace
+from typing import Any
+
+from django.db import transaction
+
+from ledger.models import (
+    Claim,
+    DispositionState,
+    EvidenceLink,
+    Passage,
+    Pool,
+    Relation,
+    Verdict,
+    VerifierVote,
+)
+from research.models import Run, Subquestion
+from research.pipeline.claims.records import (
+    ClaimDraft,
+    DroppedCandidate,
+    MiningResult,
+    PassageInput,
+)
+from research.pipeline.claims.text import claim_fingerprint, is_meaningful_quote
+from research.pipeline.counter import Retrieve, counter_queries, gather_pools
+from research.pipeline.verify import VerifyConfig, verify_claim
+from research.pipeline.verify.records import (
+    ClaimInput,
+    ClaimVerdict,
+    EvidenceItem,
+    PoolName,
+    Pools,
+    Status,
+)
+
+__all__ = [
+    "MIN_QUOTE_CHARS",
+    "do_mine_subquestion",
+    "do_record_verdict",
+    "do_save_claims",
+    "do_verify_claim",
+    "reverify_claim_text",
+]
+
+STATUS_TO_VERDICT = {Status.PASS: Verdict.PASS, Status.FAIL: Verdict.FAIL}
+MINE_TOP_PASSAGES = 8
+COUNTER_K = 4
+
+
+# --- records from rows -------------------------------------------------------------
+
+MIN_QUOTE_CHARS = 20
+MIN_QUOTE_WORDS = 3
+
+
+def bind_quote(snapshot_text: str, quote: str, start: int) -> tuple[int, int] | None:
+    """(start, end) when ``quote`` is at ``start`` in the snapshot and means something."""
+    end = start + len(quote)
+    if start < 0 or snapshot_text[start:end] != quote:
+        return None
+    if not is_meaningful_quote(quote, min_chars=MIN_QUOTE_CHARS, min_content_words=MIN_QUOTE_WORDS):
+        return None
+    return start, end
+
+
+def _relative_sentences(passage: Passage) -> tuple[tuple[int, int], ...]:
+    spans = []
+    for pair in passage.sentences or []:
+        a, b = int(pair[0]) - passage.start, int(pair[1]) - passage.start
+        if 0 <= a < b <= len(passage.text):
+            spans.append((a, b))
+    return tuple(spans)
+
+
+def passage_input(passage: Passage, score: float = 0.0) -> PassageInput:
+    source = passage.source
+    return PassageInput(
+        passage_id=str(passage.pk),
+        text=passage.text,
+        fingerprint=passage.fingerprint,
+        snapshot_start=passage.start,
+        sentences=_relative_sentences(passage),
+        source_key=source.canonical_id,
+        publisher=source.publisher,
+        cluster=source.cluster,
+        score=score,
+    )
+
+
+def evidence_item(
+    passage: Passage, pool: str, *, score: float = 0.0, cited_quote: str = ""
+) -> EvidenceItem:
+    source, snapshot = passage.source, passage.snapshot
+    return EvidenceItem(
+        evidence_id=str(passage.pk),
+        text=passage.text,
+        fingerprint=passage.fingerprint,
+        pool=PoolName(pool),
+        passage_id=str(passage.pk),
+        snapshot_start=passage.start,
+        sentences=_relative_sentences(passage),
+        source_key=source.canonical_id,
+        publisher=source.publisher,
+        cluster=source.cluster,
+        source_type=source.source_type,
+        title=source.title,
+        published=source.published_date.isoformat() if source.published_date else "",
+        fetched_at=snapshot.fetched_at.isoformat(),
+        score=score,
+        cited_quote=cited_quote,
+    )
+
+
+def claim_input(claim: Claim, text: str | None = None) -> ClaimInput:
+    flags = set(claim.flags or [])
+    return ClaimInput(
+        claim_id=str(claim.pk),
+        text=claim.text if text is None else text,
+        claim_type=claim.claim_type or "empirical",
+        entities=tuple(str(e) for e in claim.entities or []),
+        hedges=tuple(str(h) for h in claim.hedges or []),
+        time_sensitive=claim.time_sensitive,
+        high_impact="high-impact" in flags,
+        fingerprint=claim.fingerprint if text is None else "",
+    )
+
+
+# --- mining -------------------------------------------------------------------------
+
+
+def do_mine_subquestion(run: Run, subquestion_key: str, pools: dict[str, Any]) -> int:
+    """Mine the subquestion's top support passages; returns how many claims were kept."""
+    from research.pipeline.claims import MineConfig, mine_claims, mine_claims_llm
+    from research.providers.llm import LLMClient
+
+    subquestion = Subquestion.objects.filter(
+        plan_version_id=run.plan_version_id, key=subquestion_key
+    ).first()
+    ranked = sorted(pools.get("support", []), key=lambda p: -float(p.get("score", 0.0)))
+    scores = {int(p["passage_id"]): float(p.get("score", 0.0)) for p in ranked}
+    ids = list(scores)[:MINE_TOP_PASSAGES]
+    by_id = Passage.objects.select_related("source", "snapshot").in_bulk(ids)
+    passages = [passage_input(by_id[i], scores[i]) for i in ids if i in by_id]
+    cfg = MineConfig(focus=subquestion.text if subquestion else "")
+    client = LLMClient.from_settings()
+    result = mine_claims_llm(passages, client, cfg) if client else mine_claims(passages, cfg)
+    saved = do_save_claims(run, result, subquestion)
+    return sum(1 for c in saved if c.disposition != DispositionState.DROPPED)
+
+
+def do_save_claims(
+    run: Run, result: MiningResult, subquestion: Subquestion | None = None
+) -> list[Claim]:
+    """Claims with anchor links, or dropped claims with their reasons (idempotent)."""
+    with transaction.atomic():
+        saved = [_save_draft(run, subquestion, draft) for draft in result.claims]
+        for candidate in result.dropped:
+            claim = _save_dropped(run, subquestion, candidate)
+            if claim is not None:
+                saved.append(claim)
+    return saved
+
+
+def _save_draft(run: Run, subquestion: Subquestion | None, draft: ClaimDraft) -> Claim:
+    claim, created = Claim.objects.get_or_create(
+        run=run,
+        fingerprint=draft.fingerprint,
+        defaults={
+            "subquestion": subquestion,
+            "text": draft.text,
+            "claim_type": draft.claim_type,
+            "entities": draft.entities,
+            "numbers": draft.numbers,
+            "hedges": draft.hedges,
+            "time_sensitive": draft.time_sensitive,
+        },
+    )
+    bound = [_anchor_link(claim, a) for a in draft.anchors]
+    valid = [link for link in bound if link is not None]
+    if not created:
+        return claim
+    if not valid:
+        _dispose(claim, DispositionState.DROPPED, "no anchor quote matches the snapshot text")
+        _unverified(claim, "dropped at mining: its source sentence could not be bound")
+        return claim
+    merged = f"; merged wordings: {draft.mentions}" if draft.mentions else ""
+    reason = f"mined ({draft.origin}) from {len(valid)} passage(s){merged}"
+    _dispose(claim, DispositionState.PENDING, reason, stage="mining")
+    return claim
+
+
+def _save_dropped(
+    run: Run, subquestion: Subquestion | None, candidate: DroppedCandidate
+) -> Claim | None:
+    fingerprint = claim_fingerprint(candidate.text)
+    if Claim.objects.filter(run=run, fingerprint=fingerprint).exists():
+        return None  # the same proposition was kept (or dropped) already
+    claim = Claim.objects.create(
+        run=run,
+        subquestion=subquestion,
+        text=candidate.text,
+        fingerprint=fingerprint,
+        claim_type=candidate.claim_type,
+    )
+    if candidate.anchor.quote:
+        _anchor_link(claim, candidate.anchor)
+    _dispose(claim, DispositionState.DROPPED, candidate.reason)
+    _unverified(claim, f"dropped at mining: {candidate.reason}")
+    return claim
+
+
+def _anchor_link(claim: Claim, anchor: Any) -> EvidenceLink | None:
+    passage = Passage.objects.select_related("snapshot").filter(pk=int(anchor.passage_id)).first()
+    if passage is None or passage.fingerprint != anchor.passage_fingerprint:
+        return None
+    start, end = anchor.snapshot_span
+    if bind_quote(passage.snapshot.text, anchor.quote, start) is None:
+        return None
+    link, _ = EvidenceLink.objects.get_or_create(
+        claim=claim,
+        passage=passage,
+        pool=Pool.SUPPORT,
+        defaults={
+            "snapshot": passage.snapshot,
+            "quote": anchor.quote,
+            "quote_start": start,
+            "quote_end": end,
+            "passage_fingerprint": passage.fingerprint,
+            "is_anchor": True,
+        },
+    )
+    return link
+
+
+def _dispose(claim: Claim, state: str, reason: str, stage: str = "mining") -> None:
+    claim.disposition = state
+    claim.disposition_reason = reason
+    claim.save(update_fields=["disposition", "disposition_reason"])
+    claim.dispositions.create(state=state, reason=reason, stage=stage)
+
+
+def _unverified(claim: Claim, why: str) -> None:
+    claim.status = Verdict.UNCERTAIN
+    claim.rationale = f"UNCERTAIN: not verified — {why}."
+    claim.flags = ["uncertain"]
+    claim.save(update_fields=["status", "rationale", "flags"])
+
+
+# --- verification -------------------------------------------------------------------
+
+
+def anchor_items(claim: Claim) -> list[EvidenceItem]:
+    links = claim.evidence.filter(is_anchor=True).select_related("passage__source", "snapshot")
+    return [evidence_item(link.passage, Pool.SUPPORT, cited_quote=link.quote) for link in links]
+
+
+def linked_items(claim: Claim) -> list[EvidenceItem]:
+    """Every passage already linked to the claim, in its pool (for re-verification)."""
+    links = claim.evidence.select_related("passage__source", "snapshot").order_by("pk")
+    return [evidence_item(link.passage, link.pool) for link in links]
+
+
+def library_retrieve(run: Run) -> Retrieve | None:
+    """Passage retrieval over the plan's library and web captures (None when absent)."""
+    try:
+        from research import retrieval
+        from research.pipeline.retrieve.records import Filters, RetrievalRequest
+        from research.stages.retrieve import library_ids
+    except ImportError:
+        return None
+    ids = library_ids(SimpleNamespace(run=run))  # type: ignore[arg-type]
+
+    def retrieve(text: str, k: int) -> list[EvidenceItem]:
+        request = RetrievalRequest(text=text, limit=k, filters=Filters(library_ids=ids))
+        hits = retrieval.retrieve(request).hits
+        by_id = Passage.objects.select_related("source", "snapshot").in_bulk(
+            [h.passage_id for h in hits]
+        )
+        return [
+            evidence_item(by_id[h.passage_id], Pool.SUPPORT, score=float(h.score))
+            for h in hits
+            if h.passage_id in by_id
+        ]
+
+    return retrieve
+
+
+def default_config() -> VerifyConfig:
+    from research.pipeline.verify import default_verifiers
+
+    verifiers, notes = default_verifiers()
+    return VerifyConfig(verifiers=verifiers, notes=notes)
+
+
+def do_verify_claim(
+    claim: Claim, *, retrieve: Retrieve | None = None, config: VerifyConfig | None = None
+) -> ClaimVerdict | None:
+    """1. anchors, 2. counter-evidence pools, 3. verify, 4. record (skips decided claims)."""
+    if claim.status != Verdict.PENDING:
+        return None
+    config = config or default_config()
+    anchors = anchor_items(claim)
+    retrieve = retrieve if retrieve is not None else library_retrieve(claim.run)
+    if retrieve is None:
+        pools = Pools(support=tuple(anchors))
+        config = VerifyConfig(
+            config.verifiers,
+            config.aggregate,
+            config.quotes,
+            {**config.notes, "counter-evidence": "retrieval unavailable; anchors only"},
+        )
+    else:
+        queries = counter_queries(claim.text, claim.claim_type, claim.entities)
+        pools = gather_pools(queries, retrieve, k=COUNTER_K, anchors=anchors)
+    verdict = verify_claim(claim_input(claim), pools, config)
+    do_record_verdict(claim, verdict, pools.items())
+    return verdict
+
+
+def reverify_claim_text(
+    claim: Claim, new_text: str, config: VerifyConfig | None = None
+) -> ClaimVerdict:
+    """Verify a narrowed wording against the same evidence the claim has; writes nothing."""
+    items = linked_items(claim)
+    return verify_claim(claim_input(claim, text=new_text), items, config or default_config())
+
+
+def do_record_verdict(claim: Claim, verdict: ClaimVerdict, items: Sequence[EvidenceItem]) -> Claim:
+    """Links for every judged passage, every vote (valid or not), status and disposition."""
+    if verdict.claim_fingerprint != claim.fingerprint:
+        raise ValueError("the verdict was reached for another wording of this claim")
+    with transaction.atomic():
+        links = _pool_links(claim, verdict, items)
+        counts = _save_votes(claim, verdict, links)
+        _apply(claim, verdict)
+        _count_in_run(claim.run_id, counts, verdict)
+    return claim
+
+
+def _pool_links(
+    claim: Claim, verdict: ClaimVerdict, items: Sequence[EvidenceItem]
+) -> dict[str, EvidenceLink]:
+    rejected = {r.item.evidence_id for r in verdict.rejected_evidence}
+    links: dict[str, EvidenceLink] = {}
+    passages = Passage.objects.select_related("snapshot").in_bulk(
+        [int(i.passage_id) for i in items if i.evidence_id not in rejected]
+    )
+    for item in items:
+        passage = passages.get(int(item.passage_id)) if item.evidence_id not in rejected else None
+        if passage is None:
+            continue
+        link = _pool_link(claim, passage, item, verdict)
+        if link is not None:
+            links[item.evidence_id] = link
+    return links
+
+
+def _pool_link(
+    claim: Claim, passage: Passage, item: EvidenceItem, verdict: ClaimVerdict
+) -> EvidenceLink | None:
+    existing = claim.evidence.filter(passage=passage).order_by("-is_anchor", "pk").first()
+    quote = verdict.quotes.get(item.evidence_id) or (existing.quote if existing else "")
+    span = _span(passage, quote) or _span(passage, _first_sentence(item))
+    if span is None:
+        return existing
+    start, end = span
+    relation = verdict.relations.get(item.evidence_id, Relation.INSUFFICIENT)
+    fields = {
+        "snapshot": passage.snapshot,
+        "relation": relation,
+        "quote": passage.snapshot.text[start:end],
+        "quote_start": start,
+        "quote_end": end,
+        "passage_fingerprint": passage.fingerprint,
+        "score": item.score or None,
+    }
+    if existing is not None:
+        for key, value in fields.items():
+            setattr(existing, key, value)
+        existing.save(update_fields=list(fields))
+        return existing
+    return EvidenceLink.objects.create(claim=claim, passage=passage, pool=str(item.pool), **fields)
+
+
+def _span(passage: Passage, quote: str) -> tuple[int, int] | None:
+    if not quote:
+        return None
+    at = passage.text.find(quote)
+    if at < 0:
+        return None
+    start = passage.start + at
+    return bind_quote(passage.snapshot.text, quote, start)
+
+
+def _first_sentence(item: EvidenceItem) -> str:
+    from research.pipeline.claims.text import is_meaningful_quote
+    from research.pipeline.verify.features import item_sentences
+
+    for a, b in item_sentences(item):
+        if is_meaningful_quote(item.text[a:b]):
+            return item.text[a:b]
+    return ""
+
+
+def _save_votes(
+    claim: Claim, verdict: ClaimVerdict, links: dict[str, EvidenceLink]
+) -> dict[str, int]:
+    """Valid votes, then discarded ones where the (claim, evidence, verifier) slot is free."""
+    used: set[tuple[int | None, str]] = set(claim.votes.values_list("evidence_id", "verifier"))
+    counts = {"votes": 0, "discarded": 0}
+    rows = [(v, "") for v in verdict.votes] + [(d.vote, d.reason) for d in verdict.discarded]
+    for vote, reason in rows:
+        link = links.get(vote.evidence_id)
+        key = (link.pk if link else None, vote.verifier)
+        counts["discarded" if reason else "votes"] += 1
+        if key in used:
+            continue
+        used.add(key)
+        VerifierVote.objects.create(
+            claim=claim,
+            evidence=link,
+            verifier=vote.verifier[:60],
+            family=vote.family[:20],
+            verdict=vote.verdict if not reason else _safe_verdict(vote.verdict),
+            score=vote.score if 0.0 <= vote.score <= 1.0 else None,
+            quote=vote.quote,
+            rationale=vote.rationale,
+            valid=not reason,
+            discard_reason=reason[:200],
+        )
+    return counts
+
+
+def _safe_verdict(verdict: str) -> str:
+    return verdict if verdict in Relation.values else Relation.INSUFFICIENT
+
+
+def _apply(claim: Claim, verdict: ClaimVerdict) -> None:
+    claim.status = STATUS_TO_VERDICT.get(verdict.status, Verdict.UNCERTAIN)
+    claim.rationale = _rationale(verdict)
+    claim.flags = list(verdict.flags)
+    claim.confidence = verdict.confidence
+    claim.independent_sources = verdict.independent_sources
+    claim.support_count = len(verdict.support_ids)
+    claim.refute_count = len(verdict.refute_ids)
+    claim.allowed_scope = claim.text if verdict.status == Status.PASS else ""
+    claim.prohibited_overstatements = _prohibited(claim, verdict)
+    claim.save(
+        update_fields=[
+            "status",
+            "rationale",
+            "flags",
+            "confidence",
+            "independent_sources",
+            "support_count",
+            "refute_count",
+            "allowed_scope",
+            "prohibited_overstatements",
+        ]
+    )
+    _dispose(
+        claim,
+        DispositionState.KEPT,
+        f"verified {verdict.status.value.upper()}; kept in the ledger for review",
+        stage="verifying",
+    )
+
+
+def _rationale(verdict: ClaimVerdict) -> str:
+    parts = [verdict.rationale]
+    counts = verdict.discard_counts()
+    if counts:
+        parts.append(
+            "Discarded, not counted: "
+            + ", ".join(f"{n} × {reason}" for reason, n in sorted(counts.items()))
+            + "."
+        )
+    if verdict.notes:
+        parts.append("Not run: " + "; ".join(f"{k}: {v}" for k, v in verdict.notes.items()))
+    return " ".join(parts)
+
+
+def _prohibited(claim: Claim, verdict: ClaimVerdict) -> list[str]:
+    out = ["stating it beyond the setting of the quoted evidence"]
+    if claim.hedges:
+        out.append(f"dropping the hedge ({', '.join(claim.hedges)})")
+    if verdict.independent_sources < 2:
+        out.append("presenting it as independently corroborated")
+    if claim.numbers:
+        out.append("changing or rounding its numbers or units")
+    return out
+
+
+def _count_in_run(run_id: int, counts: dict[str, int], verdict: ClaimVerdict) -> None:
+    run = Run.objects.select_for_update().get(pk=run_id)
+    section: dict[str, Any] = dict(run.counters.get("verification", {}))
+    section["claims"] = int(section.get("claims", 0)) + 1
+    section["votes"] = int(section.get("votes", 0)) + counts["votes"]
+    section["discarded"] = int(section.get("discarded", 0)) + counts["discarded"]
+    reasons: dict[str, int] = dict(section.get("discard_reasons", {}))
+    for reason, n in verdict.discard_counts().items():
+        reasons[reason] = reasons.get(reason, 0) + n
+    section["discard_reasons"] = reasons
+    status = verdict.status.value
+    section[status] = int(section.get(status, 0)) + 1
+    run.counters = {**run.counters, "verification": section}
+    run.save(update_fields=["counters"])
+
+
+def iter_pending(run: Run) -> Iterable[Claim]:
+    return Claim.objects.filter(run=run, status=Verdict.PENDING).order_by("pk")

@@ -1,0 +1,175 @@
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from ledger.models import Claim, Disposition, EvidenceLink, VerifierVote
+from ledger.services.claims import (
+    do_mine_subquestion,
+    do_save_claims,
+    do_verify_claim,
+    evidence_item,
+    passage_input,
+    reverify_claim_text,
+)
+from research.pipeline.claims import mine_claims
+from research.pipeline.verify import VerifyConfig
+from research.pipeline.verify.records import Vote
+from tests.factories import make_passage, make_plan, make_run, make_snapshot
+
+pytestmark = pytest.mark.django_db
+
+SUPPORT = (
+    "Aspirin trial. In a randomized trial of 400 adults, aspirin reduces fever and relieves "
+    "headache. Adverse events were rare."
+)
+REFUTE = "Replication. In a second trial of 900 adults, aspirin did not reduce fever at all."
+
+
+class ScriptedVerifier:
+    """Votes like a verifier would, plus the kinds of votes admission must discard."""
+
+    name = "scripted"
+    family = "learned"
+
+    def judge(self, claim, items):
+        votes = []
+        for it in items:
+            sentence = next(s for s in it.text.split(". ") if "fever" in s)
+            quote = sentence if sentence.endswith(".") else sentence + "."
+            verdict = "contradicts" if "did not" in it.text else "supports"
+            votes.append(self._vote(claim, it, verdict, quote))
+        first = items[0]
+        votes.append(replace(self._vote(claim, first, "supports", "x"), evidence_id="99999"))
+        votes.append(self._vote(claim, first, "supports", "Aspirin cures every fever."))
+        return votes
+
+    def _vote(self, claim, it, verdict, quote):
+        return Vote(
+            verifier=self.name,
+            family=self.family,
+            claim_id=claim.claim_id,
+            evidence_id=it.evidence_id,
+            verdict=verdict,
+            score=0.9,
+            claim_fingerprint=claim.fingerprint,
+            evidence_fingerprint=it.fingerprint,
+            quote=quote,
+        )
+
+
+@pytest.fixture
+def run(author):
+    return make_run(make_plan(author), state="mining")
+
+
+@pytest.fixture
+def support_passage():
+    snapshot = make_snapshot("Header line.\n\n" + SUPPORT, title="Aspirin trial")
+    return make_passage(snapshot, start=len("Header line.\n\n"))
+
+
+@pytest.fixture
+def refute_passage():
+    return make_passage(make_snapshot(REFUTE, title="Replication", canonical_id="doi:10/x"))
+
+
+CONFIG = VerifyConfig(verifiers=(ScriptedVerifier(),))
+
+
+def mined(run, passage):
+    return do_save_claims(run, mine_claims([passage_input(passage)]))
+
+
+def test_it_saves_atomic_claims_with_anchor_quotes_exact_in_the_snapshot(run, support_passage):
+    claims = mined(run, support_passage)
+    texts = {c.text for c in claims}
+    assert "In a randomized trial of 400 adults, aspirin reduces fever." in texts
+    assert "In a randomized trial of 400 adults, aspirin relieves headache." in texts
+    for link in EvidenceLink.objects.filter(claim__run=run, is_anchor=True):
+        assert link.snapshot.text[link.quote_start : link.quote_end] == link.quote
+        assert len(link.quote) >= 20
+    kept = [c for c in claims if c.disposition == "pending"]
+    assert all(c.dispositions.filter(stage="mining").exists() for c in kept)
+
+
+def test_it_is_idempotent_when_a_stage_saves_the_same_claims_twice(run, support_passage):
+    mined(run, support_passage)
+    before = (Claim.objects.count(), EvidenceLink.objects.count())
+    mined(run, support_passage)
+    assert (Claim.objects.count(), EvidenceLink.objects.count()) == before
+
+
+def test_it_drops_a_claim_whose_anchor_no_longer_matches_the_snapshot(run, support_passage):
+    result = mine_claims([passage_input(support_passage)])
+    draft = result.claims[0]
+    draft.anchors = [replace(a, start=a.start + 3, end=a.end + 3) for a in draft.anchors]
+    claim = do_save_claims(run, replace(result, claims=[draft], dropped=[]))[0]
+    assert claim.disposition == "dropped"
+    assert "could not be bound" in claim.rationale or "anchor" in claim.disposition_reason
+    assert claim.status == "uncertain"
+    assert not claim.evidence.exists()
+
+
+def test_it_keeps_dropped_candidates_with_their_reason(run):
+    passage = make_passage(
+        make_snapshot("Is aspirin safe for adults with fever? We aimed to test it in adults.")
+    )
+    claims = mined(run, passage)
+    assert {c.disposition for c in claims} == {"dropped"}
+    assert {c.disposition_reason for c in claims} >= {"a question, not a claim"}
+    assert all(c.status == "uncertain" and c.rationale for c in claims)
+    assert Disposition.objects.filter(claim__in=claims, state="dropped").count() == len(claims)
+
+
+def test_it_records_votes_links_verdict_and_disposition(run, support_passage, refute_passage):
+    claim = next(c for c in mined(run, support_passage) if "fever" in c.text)
+    retrieve = lambda text, k: [evidence_item(refute_passage, "support")]  # noqa: E731
+    verdict = do_verify_claim(claim, retrieve=retrieve, config=CONFIG)
+    claim.refresh_from_db()
+    assert verdict is not None and claim.status == "fail"
+    assert claim.disposition == "kept"
+    assert claim.dispositions.filter(state="kept", stage="verifying").exists()
+    assert "contradict" in claim.rationale and "Discarded, not counted" in claim.rationale
+    refute = claim.evidence.get(passage=refute_passage)
+    assert (refute.pool, refute.relation) == ("refute", "contradicts")
+    for link in claim.evidence.all():
+        assert link.snapshot.text[link.quote_start : link.quote_end] == link.quote
+    valid = VerifierVote.objects.filter(claim=claim, valid=True)
+    assert {v.verdict for v in valid} == {"supports", "contradicts"}
+    discarded = VerifierVote.objects.filter(claim=claim, valid=False)
+    assert {v.discard_reason for v in discarded} == {"invented evidence id"}
+    run.refresh_from_db()
+    counts = run.counters["verification"]
+    assert counts["discarded"] == 2 and counts["fail"] == 1
+    assert counts["discard_reasons"] == {
+        "invented evidence id": 1,
+        "quote not verbatim in the passage": 1,
+    }
+
+
+def test_it_skips_a_claim_already_decided(run, support_passage):
+    claim = mined(run, support_passage)[0]
+    do_verify_claim(claim, retrieve=lambda text, k: [], config=CONFIG)
+    votes = VerifierVote.objects.count()
+    assert do_verify_claim(claim, retrieve=lambda text, k: [], config=CONFIG) is None
+    assert VerifierVote.objects.count() == votes
+
+
+def test_it_reverifies_a_narrowed_text_without_writing(run, support_passage):
+    claim = mined(run, support_passage)[0]
+    do_verify_claim(claim, retrieve=lambda text, k: [], config=CONFIG)
+    before = (VerifierVote.objects.count(), EvidenceLink.objects.count())
+    verdict = reverify_claim_text(claim, "Aspirin reduces fever in some adults.", CONFIG)
+    assert verdict.status in ("pass", "fail", "uncertain")
+    assert verdict.claim_fingerprint != claim.fingerprint
+    assert (VerifierVote.objects.count(), EvidenceLink.objects.count()) == before
+
+
+def test_it_mines_a_subquestion_from_the_retrieve_stage_pools(run, support_passage, settings):
+    settings.LLM_BASE_URL = ""
+    pools = {"support": [{"passage_id": support_passage.pk, "source_id": 1, "score": 0.5}]}
+    kept = do_mine_subquestion(run, "sq1", pools)
+    assert kept == 3  # two atoms of the coordinated sentence + "Adverse events were rare."
+    assert set(Claim.objects.filter(run=run).values_list("subquestion__key", flat=True)) == {"sq1"}
