@@ -8,7 +8,6 @@ Other apps read the gate through two functions:
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
@@ -28,6 +27,8 @@ from ledger.models import (
     Verdict,
 )
 from research.models import Plan, Run, RunState
+from research.pipeline.claims.text import claim_fingerprint
+from research.providers.base import ProviderError
 from review.models import Action, GatePolicy, ReviewDecision
 
 REVIEWER_GROUP = "reviewer"
@@ -456,11 +457,11 @@ def do_narrow_claim(
             prohibited_overstatements=prohibited,
             reverification=result,
         )
-        locked.text = text
+        changed = _apply_narrowing(locked, text, result)
         locked.allowed_scope = allowed_scope
         locked.prohibited_overstatements = prohibited
         _advance(
-            locked, ReviewState.NARROWED, ["text", "allowed_scope", "prohibited_overstatements"]
+            locked, ReviewState.NARROWED, [*changed, "allowed_scope", "prohibited_overstatements"]
         )
     return decision
 
@@ -486,16 +487,14 @@ def reverify(claim: Claim, text: str) -> dict[str, Any]:
     ``{"available": True, "status": "pass|fail|uncertain", "rationale": ..., ...}``.
     """
     try:
-        module = importlib.import_module("ledger.services.claims")
-    except ImportError:
-        module = None
-    service = getattr(module, "reverify_claim_text", None)
-    if service is None:
-        return {
-            "available": False,
-            "reason": "no re-verification service is installed (ledger.services.claims)",
-        }
-    return reverification_record(service(claim, text))
+        from ledger.services.claims import reverify_claim_text
+    except ImportError as exc:  # never a made-up verdict: approval stays blocked
+        return {"available": False, "reason": f"no re-verification service ({exc})"}
+    try:
+        verdict = reverify_claim_text(claim, text)
+    except ProviderError as exc:
+        return {"available": False, "reason": f"the verifiers could not run: {exc}"}
+    return reverification_record(verdict)
 
 
 def reverification_record(verdict: Any) -> dict[str, Any]:
@@ -503,24 +502,51 @@ def reverification_record(verdict: Any) -> dict[str, Any]:
     if verdict is None:
         return {"available": False, "reason": "no verifier could judge the narrowed text"}
     data = verdict if isinstance(verdict, dict) else vars(verdict)
-    status = str(data.get("status") or "")
+    status = str(data.get("status") or "").lower()
     record: dict[str, Any] = {
         "available": bool(data.get("available", bool(status))),
-        "status": status.lower(),
+        "status": status,
         "rationale": str(data.get("rationale") or ""),
         "confidence": data.get("confidence"),
+        "fingerprint": str(data.get("claim_fingerprint") or ""),
         "flags": [str(f) for f in data.get("flags") or []],
         "votes": [_vote_record(v) for v in data.get("votes") or []],
+        "notes": {str(k): str(v) for k, v in (data.get("notes") or {}).items()},
     }
-    if data.get("reason") or data.get("notes"):
-        record["reason"] = str(data.get("reason") or data.get("notes"))
+    if data.get("reason"):
+        record["reason"] = str(data["reason"])
     return record
 
 
 def _vote_record(vote: Any) -> dict[str, Any]:
     data = vote if isinstance(vote, dict) else vars(vote)
-    keys = ("verifier", "family", "verdict", "score", "quote", "rationale")
-    return {k: data.get(k) for k in keys}
+    return {
+        "verifier": str(data.get("verifier") or ""),
+        "family": str(data.get("family") or ""),
+        "verdict": str(data.get("verdict") or ""),
+        "score": data.get("score"),
+        "quote": str(data.get("quote") or ""),
+        "rationale": str(data.get("rationale") or ""),
+    }
+
+
+def _apply_narrowing(claim: Claim, text: str, result: dict[str, Any]) -> list[str]:
+    """The claim now says ``text``: new fingerprint, and the re-verification's verdict
+    (PENDING when no verifier could judge it). Returns the fields changed."""
+    fingerprint = claim_fingerprint(text)
+    taken = Claim.objects.filter(run_id=claim.run_id, fingerprint=fingerprint)
+    if taken.exclude(pk=claim.pk).exists():
+        raise DecisionRefused("Another claim of this run already says exactly this.")
+    claim.text, claim.fingerprint = text, fingerprint
+    if result.get("available"):
+        claim.status = result.get("status") or Verdict.UNCERTAIN
+        claim.rationale = f"Re-verified after narrowing: {result.get('rationale') or ''}".strip()
+        claim.confidence = result.get("confidence")
+    else:
+        claim.status = Verdict.PENDING
+        claim.rationale = f"Narrowed; not re-verified: {result.get('reason', '')}"
+        claim.confidence = None
+    return ["text", "fingerprint", "status", "rationale", "confidence"]
 
 
 def do_bulk_approve(user: Any, run: Run) -> int:

@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from ledger.models import ReviewState
 from review import services
-from review.models import GatePolicy, ReviewDecision
+from review.models import ReviewDecision
 
 
 def _approve(client, claim, version=None):
@@ -120,19 +120,3 @@ def test_it_bulk_approves_from_the_ledger(client, reviewer, run, flagged, clean)
     response = client.post(reverse("review-approve-claims", args=[run.code]), follow=True)
     assert "Approved 2 unflagged PASS claim" in response.content.decode()
     assert ReviewDecision.objects.filter(action="approve").count() == 2
-
-
-@pytest.mark.django_db
-def test_it_keeps_the_narrower_from_approving_a_high_impact_claim(
-    reviewer, flagged, plan, monkeypatch
-):
-    # A verifier is stood in for here only to reach the second-reviewer rule; the
-    # re-verification itself is tested against the real service in test_narrow.py.
-    GatePolicy.objects.create(plan=plan, require_second_reviewer=True)
-    monkeypatch.setattr(
-        services, "reverify", lambda claim, text: {"available": True, "status": "pass"}
-    )
-    claim = flagged[0]
-    services.do_narrow_claim(reviewer, claim, 1, "Drug A lowers blood pressure.")
-    with pytest.raises(services.DecisionRefused, match="Second-reviewer rule"):
-        services.do_approve_claim(reviewer, claim, 2)
