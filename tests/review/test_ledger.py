@@ -101,3 +101,11 @@ def test_it_hides_superseded_claims(client, reviewer, run, clean):
     Claim.objects.filter(pk=clean[0].pk).update(disposition="superseded")
     client.force_login(reviewer)
     assert _texts(_ledger(client, run)) == [clean[1].text]
+
+
+@pytest.mark.django_db
+def test_it_links_the_ledger_from_the_run_page(client, researcher, run):
+    client.force_login(researcher)
+    html = client.get(run.get_absolute_url()).content.decode()
+    assert f'href="{reverse("review-show-ledger", args=[run.code])}"' in html
+    assert f'href="{reverse("review-show-audit", args=[run.code])}"' in html
