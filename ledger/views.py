@@ -1,0 +1,107 @@
+"""Library pages: the source table, a source's snapshot with passage boundaries, uploads."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from ledger.forms import SourceFilterForm, UploadForm
+from ledger.models import Library, PassageKind, Source, Upload, UploadStatus
+from ledger.services.library import (
+    can_upload,
+    filter_sources,
+    get_or_create_library,
+    passage_marks,
+)
+from ledger.services.uploads import do_queue_uploads
+from research.http import AuthedHttpRequest
+
+PAGE_SIZE = 50
+
+
+@require_GET
+def list_sources(request: AuthedHttpRequest) -> HttpResponse:
+    form = SourceFilterForm(request.GET)
+    filters = form.cleaned_data if form.is_valid() else {}
+    page = Paginator(filter_sources(filters), PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "form": form,
+        "page": page,
+        "query": query.urlencode(),
+        "libraries": Library.objects.all(),
+        "upload_form": UploadForm() if can_upload(request.user) else None,
+    }
+    template = "ledger/source_list.html" + ("#source-table" if request.htmx else "")
+    return render(request, template, context)
+
+
+@require_GET
+def show_source(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
+    source = get_object_or_404(Source.objects.prefetch_related("libraries"), code=code)
+    snapshots = list(source.snapshots.order_by("-fetched_at", "-pk"))
+    wanted = request.GET.get("snapshot", "")
+    snapshot = next((s for s in snapshots if str(s.code) == wanted), None)
+    if snapshot is None and wanted:
+        raise Http404("No such snapshot of this source.")
+    snapshot = snapshot or (snapshots[0] if snapshots else None)
+    passages = list(snapshot.passages.order_by("kind", "start", "end")) if snapshot else []
+    chunks = [p for p in passages if p.kind == PassageKind.CHUNK]
+    context = {
+        "source": source,
+        "snapshots": snapshots,
+        "snapshot": snapshot,
+        "passages": passages,
+        "pieces": passage_marks(snapshot.text, chunks) if snapshot else [],
+        "copies": Source.objects.filter(cluster=source.cluster).exclude(pk=source.pk)
+        if source.cluster
+        else Source.objects.none(),
+    }
+    return render(request, "ledger/source_detail.html", context)
+
+
+@require_POST
+def create_upload(request: AuthedHttpRequest) -> HttpResponse:
+    if not can_upload(request.user):
+        raise PermissionDenied("Only researchers may add documents.")
+    form = UploadForm(request.POST, request.FILES)
+    if not form.is_valid():
+        status = 400
+        return render(request, "ledger/_upload_form.html", {"upload_form": form}, status=status)
+    library = form.cleaned_data["library"] or get_or_create_library(
+        form.cleaned_data["new_library"].strip(), request.user
+    )
+    batch = do_queue_uploads(library, request.user, form.cleaned_data["documents"])
+    if request.htmx or request.headers.get("x-requested-with") == "XMLHttpRequest":
+        return _render_batch(request, batch, partial=True)
+    return redirect("ledger-show-upload-batch", batch=batch)
+
+
+@require_GET
+def show_upload_batch(request: AuthedHttpRequest, batch: UUID) -> HttpResponse:
+    return _render_batch(request, batch, partial=bool(request.htmx))
+
+
+def _render_batch(request: AuthedHttpRequest, batch: UUID, *, partial: bool) -> HttpResponse:
+    uploads = Upload.objects.filter(batch=batch).select_related("source", "library")
+    if not request.user.is_staff:
+        uploads = uploads.filter(uploaded_by=request.user)
+    uploads_list = list(uploads.order_by("pk"))
+    if not uploads_list:
+        raise Http404("No such upload.")
+    pending = [u for u in uploads_list if u.status in {UploadStatus.QUEUED, UploadStatus.RUNNING}]
+    context = {
+        "batch": batch,
+        "uploads": uploads_list,
+        "library": uploads_list[0].library,
+        "pending": len(pending),
+        "done": len(uploads_list) - len(pending),
+    }
+    template = "ledger/upload_batch.html" + ("#upload-batch" if partial else "")
+    return render(request, template, context)
