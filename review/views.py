@@ -239,8 +239,14 @@ def show_snapshot(request: AuthedHttpRequest, code: UUID, snapshot: UUID) -> Htt
         "before": text[: chosen.quote_start],
         "quote": text[chosen.quote_start : chosen.quote_end],
         "after": text[chosen.quote_end :],
+        "source_url": _web_url(chosen.snapshot.source.url),
     }
     return render(request, "review/snapshot.html", context)
+
+
+def _web_url(url: str) -> str:
+    """Only http(s) links are clickable: a ``javascript:`` URL in source data stays text."""
+    return url if url.lower().startswith(("http://", "https://")) else ""
 
 
 def _pick_link(links: list[EvidenceLink], at: str) -> EvidenceLink | None:

@@ -136,3 +136,15 @@ def test_it_shows_keyboard_shortcuts(client, reviewer, flagged):
         assert f'data-shortcut="{key}"' in html
         assert f"<kbd>{key}</kbd>" in html
     assert 'id="gate"' in html and "<progress" in html
+
+
+@pytest.mark.django_db
+def test_it_never_links_a_javascript_source_url(client, reviewer, hostile_claim):
+    source = hostile_claim.evidence.get().snapshot.source
+    source.url = "javascript:alert(document.cookie)"
+    source.save(update_fields=["url"])
+    client.force_login(reviewer)
+    url = reverse("review-show-snapshot", args=[hostile_claim.code, source.snapshots.get().code])
+    html = client.get(url).content.decode()
+    assert 'href="javascript:' not in html
+    assert "javascript:alert(document.cookie)" in html  # shown as text
