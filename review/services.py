@@ -15,7 +15,7 @@ from uuid import UUID
 
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 
 from ledger.models import (
@@ -620,11 +620,6 @@ def run_decisions(run: Run) -> QuerySet[ReviewDecision]:
         .select_related("reviewer", "claim")
         .order_by("created_at", "pk")
     )
-
-
-def last_decided_at(run: Run) -> datetime | None:
-    value = ReviewDecision.objects.filter(claim__run=run).aggregate(at=Max("created_at"))["at"]
-    return value if isinstance(value, datetime) else None
 
 
 # --- evidence in context --------------------------------------------------------------
