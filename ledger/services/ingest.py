@@ -104,6 +104,7 @@ class _Prepared:
     text_sha: str = ""
     drafts: list[PassageDraft] = field(default_factory=list)
     signature: neardup.Signature | None = None
+    key: tuple[str, str] = ("", "")  # what makes two documents of a batch the same
     vectors: list[str | None] = field(default_factory=list)
 
 
@@ -207,35 +208,50 @@ def _identity(doc: DocumentInput, raw_sha: str) -> str:
 
 
 def _classify(prepared: list[_Prepared]) -> list[_Prepared]:
-    """Mark unchanged and in-batch duplicate documents; return those needing a snapshot."""
+    """Mark unchanged and duplicate documents; return those needing a new snapshot.
+
+    Unchanged: its identity already has a snapshot with the same raw bytes or the same
+    text. Duplicate: an identity derived from URL or content whose exact text is stored
+    under another Source (it becomes an alias of that Source), or a repeat within the
+    batch. Explicit identities (corpus documents) never collapse into one another.
+    """
     ok = [item for item in prepared if item.extracted is not None]
-    ids = sorted({item.result.canonical_id for item in ok})
-    rows = Source.objects.filter(canonical_id__in=ids).values_list("canonical_id", "id", "cluster")
-    existing = {cid: pk for cid, pk, _ in rows}
-    clusters = {cid: cluster for cid, _, cluster in rows}
-    snapshots = _existing_snapshots(list(existing.values()), [item.raw_sha for item in ok])
-    seen: dict[tuple[str, str], _Prepared] = {}
+    rows = Source.objects.filter(
+        canonical_id__in=sorted({item.result.canonical_id for item in ok})
+    ).values_list("canonical_id", "id", "cluster")
+    existing = {cid: (pk, cluster) for cid, pk, cluster in rows}
+    by_raw = _snapshots_by_raw([pk for pk, _ in existing.values()], [i.raw_sha for i in ok])
+    by_text = _snapshots_by_text([item.text_sha for item in ok])
+    seen: set[tuple[str, str]] = set()
     fresh: list[_Prepared] = []
     for item in ok:
-        cid = item.result.canonical_id
-        key = (cid, item.raw_sha)
-        source_id = existing.get(cid)
-        item.result.cluster = clusters.get(cid, "")
-        snapshot_id = snapshots.get((source_id, item.raw_sha)) if source_id else None
+        result, derived = item.result, not item.doc.canonical_id
+        source_id, result.cluster = existing.get(result.canonical_id, (None, ""))
+        same_text = by_text.get(item.text_sha)
+        snapshot_id = by_raw.get((source_id, item.raw_sha)) if source_id else None
+        if snapshot_id is None and same_text and same_text[0] == source_id:
+            snapshot_id = same_text[1]
+        item.key = ("text", item.text_sha) if derived else (result.canonical_id, item.raw_sha)
         if snapshot_id is not None:
-            item.result.status = "unchanged"
-            item.result.source_id, item.result.snapshot_id = source_id, snapshot_id
-        elif key in seen:
-            item.result.status = "duplicate"
+            result.status, result.source_id, result.snapshot_id = (
+                "unchanged",
+                source_id,
+                snapshot_id,
+            )
+        elif derived and same_text is not None:
+            result.status = "duplicate"
+            result.source_id, result.snapshot_id, result.cluster = same_text
+        elif item.key in seen:
+            result.status = "duplicate"
         else:
-            item.result.status = "new_snapshot" if source_id else "added"
-            item.result.source_id = source_id
-            seen[key] = item
+            result.status = "new_snapshot" if source_id else "added"
+            result.source_id = source_id
+            seen.add(item.key)
             fresh.append(item)
     return fresh
 
 
-def _existing_snapshots(source_ids: list[int], raw_shas: list[str]) -> dict[tuple[int, str], int]:
+def _snapshots_by_raw(source_ids: list[int], raw_shas: list[str]) -> dict[tuple[int, str], int]:
     if not source_ids:
         return {}
     with connection.cursor() as cursor:
@@ -245,6 +261,18 @@ def _existing_snapshots(source_ids: list[int], raw_shas: list[str]) -> dict[tupl
             [source_ids, raw_shas],
         )
         return {(row[0], row[1]): row[2] for row in cursor.fetchall()}
+
+
+def _snapshots_by_text(text_shas: list[str]) -> dict[str, tuple[int, int, str]]:
+    """The first stored snapshot of each text: ``{text_sha: (source, snapshot, cluster)}``."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT DISTINCT ON (n.text_sha256) n.text_sha256, n.source_id, n.id, s.cluster"
+            "  FROM ledger_snapshot n JOIN ledger_source s ON s.id = n.source_id"
+            " WHERE n.text_sha256 = ANY(%s) ORDER BY n.text_sha256, n.id",
+            [text_shas],
+        )
+        return {row[0]: (row[1], row[2], row[3]) for row in cursor.fetchall()}
 
 
 # --- 3. embed --------------------------------------------------------------------------
@@ -464,13 +492,34 @@ def _allocate_ids(count: int) -> list[int]:
 
 
 def _resolve_duplicates(prepared: list[_Prepared], fresh: list[_Prepared]) -> None:
-    """An in-batch copy points at the Source and Snapshot its twin just created."""
-    made = {(item.result.canonical_id, item.raw_sha): item.result for item in fresh}
+    """Point in-batch copies at their twin; record other identities as aliases."""
+    made = {item.key: item.result for item in fresh}
     for item in prepared:
-        if item.result.status == "duplicate":
-            twin = made[(item.result.canonical_id, item.raw_sha)]
-            item.result.source_id, item.result.snapshot_id = twin.source_id, twin.snapshot_id
-            item.result.cluster = twin.cluster
+        result = item.result
+        if result.status == "duplicate" and result.source_id is None:
+            twin = made[item.key]
+            result.source_id, result.snapshot_id = twin.source_id, twin.snapshot_id
+            result.cluster = twin.cluster
+    aliases = sorted(
+        {
+            (item.result.source_id, item.result.canonical_id)
+            for item in prepared
+            if item.result.status == "duplicate" and not item.doc.canonical_id
+        },
+        key=str,
+    )
+    with connection.cursor() as cursor:
+        for source_id, alias in aliases:
+            if source_id is not None and alias:
+                cursor.execute(_ADD_ALIAS, [alias, source_id, alias, alias])
+
+
+_ADD_ALIAS = """
+UPDATE ledger_source
+   SET metadata = jsonb_set(metadata, '{aliases}',
+                            COALESCE(metadata -> 'aliases', '[]'::jsonb) || to_jsonb(%s::text))
+ WHERE id = %s AND canonical_id <> %s AND NOT COALESCE(metadata -> 'aliases', '[]'::jsonb) ? %s
+"""
 
 
 def summarize(results: Sequence[IngestResult]) -> dict[str, int]:

@@ -145,3 +145,34 @@ def test_it_enqueues_one_ingest_job_per_batch(author, django_capture_on_commit_c
             " WHERE task_name = 'ledger.ingest_uploads'"
         )
         assert cursor.fetchall() == [("ledger.ingest_uploads", str(batch), "ingest")]
+
+
+def test_it_collapses_the_same_text_at_two_urls_into_one_source_with_an_alias(author):
+    library = Library.objects.create(name="web")
+    page = PAGE.format(STORY).encode()
+    first = DocumentInput(raw=page, url="https://news.example/a", content_type="text/html")
+    second = DocumentInput(raw=page, url="https://mirror.example/copy", content_type="text/html")
+
+    results = ingest_documents([first, second], library)
+    again = ingest_documents([first], library)
+
+    assert [r.status for r in results] == ["added", "duplicate"]
+    assert again[0].status == "unchanged"
+    source = Source.objects.get()
+    assert source.canonical_id == "url:https://news.example/a"
+    assert source.metadata["aliases"] == ["url:https://mirror.example/copy"]
+
+
+def test_it_keeps_one_snapshot_when_a_refetch_has_new_bytes_but_the_same_text(author):
+    library = Library.objects.create(name="web")
+    url = "https://news.example/a"
+    ingest_documents([DocumentInput(raw=PAGE.format(STORY).encode(), url=url)], library)
+    with_new_ad = PAGE.format(STORY).replace("News index", "Other index").encode()
+    changed = PAGE.format(STORY + " Update: the vote was delayed.").encode()
+
+    same = ingest_documents([DocumentInput(raw=with_new_ad, url=url)], library)
+    new = ingest_documents([DocumentInput(raw=changed, url=url)], library)
+
+    assert same[0].status == "unchanged"
+    assert new[0].status == "new_snapshot"
+    assert Source.objects.get().snapshots.count() == 2
