@@ -120,3 +120,39 @@ def test_it_bulk_approves_from_the_ledger(client, reviewer, run, flagged, clean)
     response = client.post(reverse("review-approve-claims", args=[run.code]), follow=True)
     assert "Approved 2 unflagged PASS claim" in response.content.decode()
     assert ReviewDecision.objects.filter(action="approve").count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_lets_exactly_one_of_two_simultaneous_decisions_win(reviewer, flagged):
+    import threading
+
+    from django.db import connection
+
+    claim = flagged[0]
+    barrier = threading.Barrier(2)
+    outcomes = []
+
+    def decide(action):
+        barrier.wait()
+        try:
+            if action == "approve":
+                services.do_approve_claim(reviewer, claim, 1)
+            else:
+                services.do_reject_claim(reviewer, claim, 1, "unsupported")
+            outcomes.append("saved")
+        except services.DecisionConflict:
+            outcomes.append("conflict")
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=decide, args=(a,)) for a in ("approve", "reject")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert sorted(outcomes) == ["conflict", "saved"]
+    decision = ReviewDecision.objects.get(claim=claim)
+    claim.refresh_from_db()
+    assert claim.version == 2
+    assert claim.review_state == {"approve": "approved", "reject": "rejected"}[decision.action]
