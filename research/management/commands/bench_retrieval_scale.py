@@ -133,7 +133,7 @@ class Generator:
             counts.update(WORD.findall(text.lower()))
         self.words = np.array(list(counts))
         freq = np.array(list(counts.values()), dtype=np.float64)
-        self.p_words = freq / freq.sum()
+        self.cdf = np.cumsum(freq / freq.sum())
         self.topics = min(TOPICS, len(abstracts))
         picks = self.rng.choice(len(abstracts), size=self.topics, replace=False)
         self.topic_words = [WORD.findall(abstracts[i].lower()) for i in picks]
@@ -147,7 +147,8 @@ class Generator:
         own = self.topic_words[topic]
         n_own = length * 3 // 10
         words = [own[i] for i in rng.integers(len(own), size=n_own)]
-        words += list(self.words[rng.choice(len(self.words), size=length - n_own, p=self.p_words)])
+        drawn = np.searchsorted(self.cdf, rng.random(length - n_own) * self.cdf[-1])
+        words += list(self.words[np.minimum(drawn, len(self.words) - 1)])
         rng.shuffle(words)
         vector = self.centroids[topic] + rng.normal(0.0, 0.045, size=self.centroids.shape[1])
         vector = (vector / np.linalg.norm(vector)).astype(np.float32)
