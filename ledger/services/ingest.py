@@ -108,6 +108,27 @@ class _Prepared:
     vectors: list[str | None] = field(default_factory=list)
 
 
+def document_from_fetch(result: Any, **fields: Any) -> DocumentInput:
+    """A ``research.providers.fetcher.FetchResult`` as a document, its HTTP charset kept."""
+    content_type = result.content_type
+    if result.charset:
+        content_type += f"; charset={result.charset}"
+    metadata = {"requested_url": result.requested_url, **fields.pop("metadata", {})}
+    if result.redirect_chain:
+        metadata["redirect_chain"] = list(result.redirect_chain)
+    return DocumentInput(
+        raw=result.body,
+        label=fields.pop("label", result.requested_url),
+        url=result.final_url,
+        content_type=content_type,
+        http_status=result.status,
+        http_headers=dict(result.headers),
+        fetched_at=result.fetched_at,
+        metadata=metadata,
+        **fields,
+    )
+
+
 def sha256_hex(data: bytes | str) -> str:
     return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
 

@@ -14,7 +14,14 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from ledger.models import Library, Upload, UploadStatus
-from ledger.services.ingest import DocumentInput, IngestResult, ingest_documents
+from ledger.services.ingest import (
+    DocumentInput,
+    IngestProgress,
+    IngestResult,
+    ingest_documents,
+)
+
+UPLOAD_BATCH = 8  # files per ingest batch: per-file results appear while the rest continue
 
 _STATUS = {
     "added": UploadStatus.ADDED,
@@ -70,9 +77,20 @@ def do_ingest_uploads(batch: UUID | str) -> list[IngestResult]:
         )
         for upload in uploads
     ]
-    results = ingest_documents(docs, uploads[0].library, total=len(docs))
-    _record_results(uploads, results)
-    return results
+    progress = _RecordEachBatch(uploads)
+    return ingest_documents(
+        docs, uploads[0].library, progress=progress, batch_size=UPLOAD_BATCH, total=len(docs)
+    )
+
+
+class _RecordEachBatch(IngestProgress):
+    """Writes each file's result as soon as its ingest batch commits (the page polls)."""
+
+    def __init__(self, uploads: list[Upload]) -> None:
+        self.uploads = uploads
+
+    def batch_done(self, done: int, total: int, results: Sequence[IngestResult]) -> None:
+        _record_results(self.uploads[done - len(results) : done], list(results))
 
 
 def _record_results(uploads: list[Upload], results: list[IngestResult]) -> None:

@@ -5,7 +5,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 
 from ledger.models import Library, Passage, Source, Upload
-from ledger.services.ingest import DocumentInput, ingest_documents
+from ledger.services.ingest import DocumentInput, document_from_fetch, ingest_documents
 from ledger.services.uploads import do_ingest_uploads, do_queue_uploads
 from tests.pipeline.minipdf import make_pdf
 
@@ -176,3 +176,32 @@ def test_it_keeps_one_snapshot_when_a_refetch_has_new_bytes_but_the_same_text(au
     assert same[0].status == "unchanged"
     assert new[0].status == "new_snapshot"
     assert Source.objects.get().snapshots.count() == 2
+
+
+def test_it_ingests_a_fetched_page_with_its_http_charset_and_metadata(author):
+    from research.providers.fetcher import FetchResult
+
+    body = PAGE.format(STORY.replace("mayor", "maire r\u00e9gional")).encode("latin-1")
+    fetched = FetchResult(
+        requested_url="http://news.example/x?utm_source=feed",
+        final_url="https://news.example/x",
+        redirect_chain=("http://news.example/x?utm_source=feed",),
+        status=200,
+        headers={"content-type": "text/html; charset=ISO-8859-1"},
+        declared_content_type="text/html",
+        sniffed_content_type="text/html",
+        content_type="text/html",
+        charset="ISO-8859-1",
+        body=body,
+    )
+
+    result = ingest_documents([document_from_fetch(fetched, source_type="news")])[0]
+
+    source = Source.objects.get(pk=result.source_id)
+    snapshot = source.snapshots.get()
+    assert source.canonical_id == "url:https://news.example/x"
+    assert source.source_type == "news"
+    assert "maire r\u00e9gional" in snapshot.text
+    assert snapshot.http_status == 200
+    assert snapshot.http_headers == {"content-type": "text/html; charset=ISO-8859-1"}
+    assert source.metadata["redirect_chain"] == ["http://news.example/x?utm_source=feed"]
