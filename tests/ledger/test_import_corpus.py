@@ -108,3 +108,26 @@ def test_it_makes_a_new_snapshot_of_the_same_source_when_content_changes(tmp_pat
     assert "new_snapshot: 1" in output and "unchanged: 1" in output
     source = Source.objects.get(canonical_id="corpus:tiny:11")
     assert source.snapshots.count() == 2
+
+
+def test_it_imports_a_folder_of_files_reporting_bad_ones(tmp_path):
+    folder = tmp_path / "reports"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.md").write_text("# Findings\n\nThe pilot cut waiting times by a fifth.\n")
+    (folder / "sub" / "b.html").write_text(
+        "<html><body><article><p>The council approved the budget after a long debate "
+        "about transport spending and fares.</p></article></body></html>"
+    )
+    (folder / "empty.txt").write_bytes(b"")
+    (folder / "ignored.bin").write_bytes(b"\x00\x01")
+
+    output = _run(folder)
+    again = _run(folder)
+
+    assert "added: 2" in output and "failed: 1" in output
+    assert "failed: empty.txt: the file is empty" in output
+    assert {s.metadata["path"] for s in Library.objects.get(name="reports").sources.all()} == {
+        "a.md",
+        "sub/b.html",
+    }
+    assert "unchanged: 2" in again and "nothing new" in again
