@@ -1,8 +1,10 @@
-"""Verify stage: counter-evidence pools and verifier votes per claim (helper-verify's code).
+"""Verify stage: counter-evidence pools and verifier votes per claim (``ledger.services.claims``).
 
-Claims are verified one by one through ``ledger.services.claims``; votes are unique
-per claim, evidence and verifier, so a resumed stage casts no vote twice. When this
-build has no verifier, the stage says so and every claim stays PENDING for review.
+The verifier families and the retrieval function are built once per stage; claims are
+verified one by one, oldest first. A claim that already has a verdict is skipped, and
+votes are unique per claim, evidence and verifier, so a resumed stage casts no vote
+twice. When this build has no verifier, the stage says so and every claim stays PENDING
+for review.
 """
 
 from __future__ import annotations
@@ -17,15 +19,18 @@ UNAVAILABLE = "claim verification: not available in this build"
 def run(ctx: StageContext) -> None:
     claims = optional_module("ledger.services.claims")
     verify_claim = getattr(claims, "do_verify_claim", None) if claims else None
-    pending = Claim.objects.filter(run=ctx.run).order_by("pk")
-    total = pending.count()
-    if verify_claim is None:
+    if claims is None or verify_claim is None:
         ctx.note("claim verification", UNAVAILABLE)
         return
-    ctx.progress(total - pending.filter(status=Verdict.PENDING).count(), total)
-    for claim in pending.filter(status=Verdict.PENDING):
+    config = claims.default_config()
+    for family, why in getattr(config, "notes", {}).items():
+        ctx.note(family, why)
+    retrieve = claims.library_retrieve(ctx.run)
+    run_claims = Claim.objects.filter(run=ctx.run)
+    total = run_claims.count()
+    for claim in run_claims.filter(status=Verdict.PENDING).order_by("pk"):
+        ctx.progress(total - run_claims.filter(status=Verdict.PENDING).count(), total)
         ctx.safe_point(wall_time=False)
-        verify_claim(claim)
-        done = total - pending.filter(status=Verdict.PENDING).count()
-        ctx.progress(done, total)
-    ctx.count(**{s: pending.filter(status=s).count() for s in ("pass", "fail", "uncertain")})
+        verify_claim(claim, retrieve=retrieve, config=config)
+    ctx.progress(total, total)
+    ctx.count(**{s: run_claims.filter(status=s).count() for s in ("pass", "fail", "uncertain")})
