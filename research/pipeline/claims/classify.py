@@ -147,6 +147,10 @@ def entities(text: str) -> list[str]:
     for i, match in enumerate(tokens + [None]):
         token = match.group(0).rstrip("'") if match else ""
         initial = i == 0
+        if run and match is not None and text[tokens[i - 1].end() : match.start()] != " ":
+            token, pending = "", match  # punctuation ends a name: "Sall4, Nanog" are two
+        else:
+            pending = None
         if token and _is_name(token) and not (initial and _is_plain_capital(token)):
             run.append(token)
             continue
@@ -159,6 +163,10 @@ def entities(text: str) -> list[str]:
         if name and name not in found and name not in _SENTENCE_STARTERS:
             found.append(name)
         run = []
+        if pending is not None:
+            again = pending.group(0).rstrip("'")
+            if _is_name(again) and not (initial and _is_plain_capital(again)):
+                run.append(again)
     return found
 
 

@@ -99,8 +99,8 @@ def _scope(
 ) -> Finding | None:
     if not sentence:
         return Finding(VoteVerdict.INSUFFICIENT, 1.0, "the passage has no quotable sentence")
-    lowered = passage.lower()
-    missing = [e for e in claim.entities if e.lower() not in lowered]
+    flat = _flat(passage)
+    missing = [e for e in claim.entities if not all(_flat(w) in flat for w in e.split())]
     if missing:
         return Finding(
             VoteVerdict.INSUFFICIENT,
@@ -118,6 +118,11 @@ def _scope(
             (Flag.SCOPE_GAP.value,),
         )
     return None
+
+
+def _flat(text: str) -> str:
+    """Lower case, letters and digits only: "MUC1-C" matches "MUC1 C", "RANK/RANKL" too."""
+    return "".join(ch for ch in text.lower() if ch.isalnum())
 
 
 def _numbers(
