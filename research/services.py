@@ -302,8 +302,12 @@ def start_blockers(plan: Plan, content: PlanContent) -> list[str]:
     return problems
 
 
-def check_start_run(user: Any, plan: Plan, base: int) -> Run:
-    """Start a run of the current version; refuse (nothing created) when it cannot run."""
+def check_start_run(user: Any, plan: Plan, base: int, *, enqueue: bool = True) -> Run:
+    """Start a run of the current version; refuse (nothing created) when it cannot run.
+
+    ``enqueue=False`` leaves the run for a synchronous driver (``runplan``) instead of
+    the workers.
+    """
     if not can_edit_plans(user):
         raise PermissionDenied("Only researchers may start runs.")
     version = plan.current_version
@@ -313,10 +317,12 @@ def check_start_run(user: Any, plan: Plan, base: int) -> Run:
     problems = start_blockers(plan, content)
     if problems:
         raise PlanInvalid(problems)
-    return do_start_run(user, version, content)
+    return do_start_run(user, version, content, enqueue=enqueue)
 
 
-def do_start_run(user: Any, version: PlanVersion, content: PlanContent) -> Run:
+def do_start_run(
+    user: Any, version: PlanVersion, content: PlanContent, *, enqueue: bool = True
+) -> Run:
     from research import tasks
 
     with transaction.atomic():
@@ -326,7 +332,8 @@ def do_start_run(user: Any, version: PlanVersion, content: PlanContent) -> Run:
             config=run_config(version.plan),
             budgets=content.budgets.model_dump(),
         )
-        tasks.defer_advance(run)
+        if enqueue:
+            tasks.defer_advance(run)
     return run
 
 

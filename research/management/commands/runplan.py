@@ -1,0 +1,113 @@
+"""Plan a question and run it synchronously through the same stage code the workers use."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from ledger.models import Library
+from research import runner, services
+from research.models import Plan, Run
+
+
+class Command(BaseCommand):
+    help = (
+        "Plan a question (or take an existing plan) and run it to the review gate in this "
+        "process; prints key: value lines (wall time, per-stage seconds, counts)."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        source = parser.add_mutually_exclusive_group(required=True)
+        source.add_argument("--question", help="A new plan is proposed for this question.")
+        source.add_argument("--plan", help="Code of an existing plan (its current version).")
+        parser.add_argument("--library", help="Name of the library to search.")
+        parser.add_argument("--user", help="Owner of a new plan (default: first superuser).")
+        parser.add_argument("--json", type=Path, help="Also write the figures and details here.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        user = self._user(options["user"])
+        plan = self._plan(user, options)
+        version = plan.current_version
+        if version is None:
+            raise CommandError("The plan has no version.")
+        try:
+            run = services.check_start_run(user, plan, version.number, enqueue=False)
+        except services.PlanInvalid as exc:
+            raise CommandError("; ".join(exc.messages)) from exc
+        self.stderr.write(f"run {run.code} of plan {plan.code} (version {run.plan_version.number})")
+        clock = time.perf_counter()
+        run = runner.run_to_end(run.code, on_step=lambda r: self.stderr.write(f"  -> {r.state}"))
+        figures = run_figures(run, time.perf_counter() - clock)
+        for key, value in figures.items():
+            self.stdout.write(f"{key}: {value}")
+        if options["json"]:
+            details = {
+                **figures,
+                "run": str(run.code),
+                "plan": str(plan.code),
+                "stop_reason": run.stop_reason,
+                "error": run.error,
+                "stages": stage_details(run),
+            }
+            options["json"].write_text(json.dumps(details, indent=2))
+
+    def _user(self, username: str | None) -> Any:
+        users = get_user_model().objects
+        user = (
+            users.filter(username=username).first()
+            if username
+            else (users.filter(is_superuser=True).order_by("pk").first())
+        )
+        if user is None:
+            raise CommandError("No such user; pass --user NAME (or run ensureadmin first).")
+        return user
+
+    def _plan(self, user: Any, options: dict[str, Any]) -> Plan:
+        library = None
+        if options["library"]:
+            library = Library.objects.filter(name=options["library"]).first()
+            if library is None:
+                raise CommandError(f"No library named {options['library']!r}.")
+        if options["plan"]:
+            plan = services.get_plan_for_user(user, options["plan"])
+            if library is not None:
+                services.check_update_plan_library(user, plan, library)
+            return plan
+        try:
+            return services.check_create_plan(user, options["question"], library=library)
+        except services.PlanInvalid as exc:
+            raise CommandError("; ".join(exc.messages)) from exc
+
+
+def run_figures(run: Run, wall_s: float) -> dict[str, Any]:
+    """The figures a benchmark reports: state, wall time, seconds per stage, counts."""
+    figures: dict[str, Any] = {"state": run.state, "wall_s": round(wall_s, 1)}
+    for cp in run.checkpoints.order_by("pk"):
+        key = f"stage_{cp.stage}_s"
+        figures[key] = round(figures.get(key, 0.0) + float(cp.counters.get("wall_s", 0.0)), 2)
+    for key in ("queries", "hits", "sources", "passages", "claims"):
+        figures[key] = run.counters.get(key, 0)
+    figures["rounds"] = run.counters.get("round", 0) + 1
+    for status in ("pass", "fail", "uncertain", "pending"):
+        figures[f"claims_{status}"] = run.claims.filter(status=status).count()
+    return figures
+
+
+def stage_details(run: Run) -> list[dict[str, Any]]:
+    return [
+        {
+            "stage": cp.stage,
+            "round": cp.round,
+            "status": cp.status,
+            "attempts": cp.attempts,
+            "counters": cp.counters,
+            "notes": cp.notes,
+            "error": cp.error,
+        }
+        for cp in run.checkpoints.order_by("pk")
+    ]

@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from research import services
+from research.models import Run
+from tests.research.fixtures import ingest_fixture_library
+from tests.research.test_runner import small_plan
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_runs_a_plan_synchronously_and_prints_figures(author, tmp_path):
+    library = ingest_fixture_library()
+    content = small_plan(rounds=0)
+    content.subquestions[1].enabled = False
+    plan = services.do_create_plan(author, content)
+    out = StringIO()
+
+    call_command(
+        "runplan",
+        plan=str(plan.code),
+        library=library.name,
+        user="author",
+        json=tmp_path / "run.json",
+        stdout=out,
+        stderr=StringIO(),
+    )
+
+    figures = dict(line.split(": ", 1) for line in out.getvalue().splitlines())
+    run = Run.objects.get()
+    assert figures["state"] == "awaiting_review" == run.state
+    assert float(figures["wall_s"]) > 0
+    assert float(figures["stage_searching_s"]) > 0 and "stage_verifying_s" in figures
+    assert int(figures["queries"]) == 2 and int(figures["claims"]) == run.claims.count()
+    details = json.loads((tmp_path / "run.json").read_text())
+    assert details["run"] == str(run.code)
+    assert [s["stage"] for s in details["stages"]][-1] == "verifying"
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"question": "", "library": None}, "The question is empty"),
+        ({"question": "Does X help?", "library": "no-such-library"}, "No library named"),
+        ({"question": "Does X help?", "library": None}, "There is nothing to search"),
+    ],
+)
+def test_it_refuses_bad_input_in_words(author, options, message):
+    with pytest.raises(CommandError, match=message):
+        call_command(
+            "runplan",
+            user="author",
+            stdout=StringIO(),
+            stderr=StringIO(),
+            **{k: v for k, v in options.items() if v is not None},
+        )
+    assert not Run.objects.exists()
