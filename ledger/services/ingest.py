@@ -5,10 +5,12 @@ corpus records) and, batch by batch:
 
 1. prepares each document without the database: extraction (a failure becomes that
    document's result, the batch goes on), sha256 of raw bytes and text, canonical
-   identity, section and chunk passages, MinHash signature;
+   identity;
 2. looks up which identities and contents are already stored (one query each):
-   an identity with the same raw bytes is *unchanged* and reuses its snapshot, an
-   identity with other bytes gets a *new snapshot* of the same Source;
+   an identity with the same raw bytes or text is *unchanged* and reuses its snapshot,
+   an identity with other content gets a *new snapshot* of the same Source, the same
+   text under a derived identity (URL, file hash) is a *duplicate* of the stored Source;
+   only new content is then chunked (sections and chunks) and MinHash-signed;
 3. embeds the new chunk passages in one batched call (``title\\nsection\\ntext``);
 4. writes sources, snapshots, library membership and passages in one transaction,
    passages in a single ``INSERT … SELECT FROM unnest(…)`` that also computes the
@@ -172,12 +174,17 @@ def _ingest_batch(
     timings: IngestTimings,
 ) -> list[IngestResult]:
     started = time.perf_counter()
-    prepared = [_prepare(doc, chunk_cfg) for doc in docs]
+    prepared = [_prepare(doc) for doc in docs]
     timings.prepare_s += time.perf_counter() - started
 
     started = time.perf_counter()
     fresh = _classify(prepared)
     timings.lookup_s += time.perf_counter() - started
+
+    started = time.perf_counter()
+    for item in fresh:  # only content that will be stored is chunked and signed
+        _analyze(item, chunk_cfg)
+    timings.prepare_s += time.perf_counter() - started
 
     started = time.perf_counter()
     _embed(fresh, embedder)
@@ -192,7 +199,7 @@ def _ingest_batch(
 # --- 1. prepare ------------------------------------------------------------------------
 
 
-def _prepare(doc: DocumentInput, chunk_cfg: ChunkConfig | None) -> _Prepared:
+def _prepare(doc: DocumentInput) -> _Prepared:
     label = doc.label or doc.filename or doc.url or doc.canonical_id
     item = _Prepared(doc, IngestResult(label, "failed"))
     try:
@@ -209,9 +216,13 @@ def _prepare(doc: DocumentInput, chunk_cfg: ChunkConfig | None) -> _Prepared:
         return item
     item.extracted = extracted
     item.text_sha = sha256_hex(extracted.text)
-    item.drafts = chunk_document(extracted.text, extracted.blocks, chunk_cfg)
-    item.signature = neardup.signature(extracted.text)
     return item
+
+
+def _analyze(item: _Prepared, chunk_cfg: ChunkConfig | None) -> None:
+    assert item.extracted is not None
+    item.drafts = chunk_document(item.extracted.text, item.extracted.blocks, chunk_cfg)
+    item.signature = neardup.signature(item.extracted.text)
 
 
 def _identity(doc: DocumentInput, raw_sha: str) -> str:
