@@ -514,6 +514,8 @@ class SparsePosting(models.Model):
     )
     tf = models.PositiveIntegerField()
     dl = models.PositiveIntegerField()
+    # The passage's source, copied so library / type / date filters need no join.
+    source_id = models.BigIntegerField(default=0)
 
     def __str__(self) -> str:
         return f"{self.kind}:{self.term}@{self.document_id} tf={self.tf}"

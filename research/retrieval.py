@@ -184,6 +184,7 @@ class Retriever:
         request: RetrievalRequest,
     ) -> dict[str, list[RetrieverHit]]:
         condition, params = filter_sql(request.filters)
+        posting_condition, _ = filter_sql(request.filters, "p.source_id")
         params["k"] = request.candidates
         params["kinds"] = list(request.filters.passage_kinds)
         parts = []
@@ -194,8 +195,7 @@ class Retriever:
                     continue
                 params[f"terms{i}"] = terms
                 params[f"kind{i}"] = spec.kind
-                sql = bm25_sql(self.config.bm25, filtered=bool(condition))
-                sql = sql.format(filter=condition) if condition else sql
+                sql = bm25_sql(self.config.bm25, condition=posting_condition)
                 sql = sql.replace("%(terms)s", f"%(terms{i})s").replace("%(kind)s", f"%(kind{i})s")
             else:
                 assert vectors is not None
@@ -293,14 +293,19 @@ SELECT ps.id AS passage_id, ps.source_id, 1.0::float8 - (ps.embedding <=> %(vec{
 """
 
 
-def filter_sql(filters: Filters) -> tuple[str, dict[str, Any]]:
-    """A condition on ``ps.source_id`` (hashed sub-plans, so HNSW and BM25 stay fast)."""
+def filter_sql(filters: Filters, column: str = "ps.source_id") -> tuple[str, dict[str, Any]]:
+    """A condition on a source id column, evaluated as a hashed sub-plan.
+
+    ``(x IN (SELECT …)) IS TRUE`` keeps Postgres from turning the IN into a semi-join with
+    one index probe per posting: the filtered BM25 query went from 15.9 to 9.3 ms p50
+    on SciFact chunks (7.1 ms unfiltered).
+    """
     conditions: list[str] = []
     params: dict[str, Any] = {}
     if filters.library_ids:
         conditions.append(
-            "ps.source_id IN (SELECT source_id FROM ledger_source_libraries"
-            " WHERE library_id = ANY(%(libraries)s))"
+            f"({column} IN (SELECT source_id FROM ledger_source_libraries"
+            " WHERE library_id = ANY(%(libraries)s))) IS TRUE"
         )
         params["libraries"] = list(filters.library_ids)
     source_conditions = []
@@ -315,9 +320,9 @@ def filter_sql(filters: Filters) -> tuple[str, dict[str, Any]]:
         params["before"] = filters.published_before
     if source_conditions:
         conditions.append(
-            "ps.source_id IN (SELECT id FROM ledger_source WHERE "
+            f"({column} IN (SELECT id FROM ledger_source WHERE "
             + " AND ".join(source_conditions)
-            + ")"
+            + ")) IS TRUE"
         )
     return " AND ".join(conditions), params
 

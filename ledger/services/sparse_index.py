@@ -64,7 +64,7 @@ _IN_LIBRARY = (
 )
 _ONLY_IDS = " AND p.id = ANY(%s)"
 _LOAD = """
-SELECT p.id, p.kind, p.fingerprint, s.title, p.section_path, p.text
+SELECT p.id, p.source_id, p.kind, p.fingerprint, s.title, p.section_path, p.text
   FROM ledger_passage p JOIN ledger_source s ON s.id = p.source_id
  WHERE p.id = ANY(%s) ORDER BY p.id
 """
@@ -118,15 +118,17 @@ def _index_batch(ids: list[int], report: SparseSyncReport) -> None:
         rows = cursor.fetchall()
         documents: list[tuple[object, ...]] = []
         postings: list[tuple[object, ...]] = []
-        for passage_id, kind, fingerprint, title, section_path, text in rows:
+        for passage_id, source_id, kind, fingerprint, title, section_path, text in rows:
             tfs = term_frequencies(index_text(title, section_path, text))
             length = sum(tfs.values())
             documents.append((passage_id, kind, length, fingerprint))
-            postings.extend((kind, term, passage_id, tf, length) for term, tf in tfs.items())
+            postings.extend(
+                (kind, term, passage_id, tf, length, source_id) for term, tf in tfs.items()
+            )
             report.by_kind[kind] = report.by_kind.get(kind, 0) + 1
         raw = cursor.cursor
         _copy(raw, "ledger_sparsedocument (passage_id, kind, length, fingerprint)", documents)
-        _copy(raw, "ledger_sparseposting (kind, term, passage_id, tf, dl)", iter(postings))
+        _copy(raw, "ledger_sparseposting (kind, term, passage_id, tf, dl, source_id)", postings)
         report.indexed += len(documents)
         report.postings += len(postings)
 
@@ -161,17 +163,17 @@ def sparse_status() -> list[SparseStatus]:
         ]
 
 
-def bm25_sql(params: BM25Params, *, filtered: bool) -> str:
+def bm25_sql(params: BM25Params, *, condition: str = "") -> str:
     """Top passages of one kind for analyzed query terms: ``(passage_id, source_id, score)``.
 
-    Parameters: ``%(kind)s``, ``%(terms)s`` (text[]), ``%(k)s``. When ``filtered``, the text
-    holds ``{filter}``, a condition on ``ps`` (ledger_passage) applied before the limit;
-    unfiltered, the limit comes first and only the top k are joined to their passages.
+    Parameters: ``%(kind)s``, ``%(terms)s`` (text[]), ``%(k)s``, plus those of
+    ``condition``, a filter on ``p.source_id`` (e.g. a hashed ``IN (SELECT …)``) applied
+    to the postings before scoring, without joining them to their passages.
     """
     k1, b = float(params.k1), float(params.b)
-    scored = f"""
-      SELECT p.passage_id, SUM(w.idf * p.tf / (p.tf + {k1 * (1 - b)!r}::float8 + w.bl * p.dl))
-             AS score
+    return f"""
+      SELECT p.passage_id, p.source_id,
+             SUM(w.idf * p.tf / (p.tf + {k1 * (1 - b)!r}::float8 + w.bl * p.dl)) AS score
         FROM (SELECT t.term,
                      ln(1.0::float8 + (s.documents - t.df + 0.5::float8) / (t.df + 0.5::float8))
                        * {k1 + 1!r}::float8 AS idf,
@@ -180,17 +182,7 @@ def bm25_sql(params: BM25Params, *, filtered: bool) -> str:
                WHERE t.kind = %(kind)s AND t.term = ANY(%(terms)s) AND t.df > 0
                  AND s.documents > 0) w
         JOIN ledger_sparseposting p ON p.kind = %(kind)s AND p.term = w.term
-       GROUP BY p.passage_id"""
-    if not filtered:
-        return f"""
-    SELECT top.passage_id, ps.source_id, top.score
-      FROM ({scored} ORDER BY score DESC, p.passage_id LIMIT %(k)s) top
-      JOIN ledger_passage ps ON ps.id = top.passage_id
-     ORDER BY top.score DESC, top.passage_id"""
-    return f"""
-    SELECT top.passage_id, ps.source_id, top.score
-      FROM ({scored}) top
-      JOIN ledger_passage ps ON ps.id = top.passage_id
-     WHERE {{filter}}
-     ORDER BY top.score DESC, top.passage_id
-     LIMIT %(k)s"""
+       WHERE {condition or "TRUE"}
+       GROUP BY p.passage_id, p.source_id
+       ORDER BY score DESC, p.passage_id
+       LIMIT %(k)s"""

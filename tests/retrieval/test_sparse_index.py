@@ -36,9 +36,7 @@ def passages():
 
 def search(terms, k=10, kind="chunk"):
     with connection.cursor() as cursor:
-        cursor.execute(
-            bm25_sql(BM25Params(), filtered=False), {"kind": kind, "terms": terms, "k": k}
-        )
+        cursor.execute(bm25_sql(BM25Params()), {"kind": kind, "terms": terms, "k": k})
         return [(pid, score) for pid, _source, score in cursor.fetchall()]
 
 
@@ -48,6 +46,11 @@ def test_it_indexes_new_passages_once(passages):
     assert first.by_kind == {"chunk": 3}
     assert sync_sparse_index().indexed == 0
     assert SparseDocument.objects.count() == 3
+    for passage in passages.values():
+        stored = set(
+            SparsePosting.objects.filter(document_id=passage.pk).values_list("source_id", flat=True)
+        )
+        assert stored == {passage.source_id}
 
 
 def test_it_indexes_only_passages_added_since(passages):
