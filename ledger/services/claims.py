@@ -70,6 +70,9 @@ COUNTER_K = 4
 
 MIN_QUOTE_CHARS = 20
 MIN_QUOTE_WORDS = 3
+# Claims a report leans on hardest get a reviewer's eye; recommendations need two sources.
+HIGH_IMPACT_TYPES = frozenset({"causal", "recommendation", "current-state"})
+TRIANGULATED_TYPES = frozenset({"recommendation"})
 
 
 def bind_quote(snapshot_text: str, quote: str, start: int) -> tuple[int, int] | None:
@@ -139,7 +142,8 @@ def claim_input(claim: Claim, text: str | None = None) -> ClaimInput:
         entities=tuple(str(e) for e in claim.entities or []),
         hedges=tuple(str(h) for h in claim.hedges or []),
         time_sensitive=claim.time_sensitive,
-        high_impact="high-impact" in flags,
+        high_impact="high-impact" in flags or claim.claim_type in HIGH_IMPACT_TYPES,
+        needs_triangulation=claim.claim_type in TRIANGULATED_TYPES,
         fingerprint=claim.fingerprint if text is None else "",
     )
 
