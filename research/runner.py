@@ -35,6 +35,7 @@ from research.stages.base import (
     StageContext,
     StageFailed,
     WallTimeExhausted,
+    merge_counters,
     refresh_counts,
 )
 
@@ -211,7 +212,10 @@ def _advance(ctx: StageContext, target: str, schedule: Schedule) -> StepResult:
         extra: dict[str, Any] = {}
         if target in WAITING_STATES:
             extra["finished_at"] = timezone.now()
+        expanding = run.state == RunState.RETRIEVING and target == RunState.SEARCHING
         _transition(run, target, **extra)
+        if expanding:  # best-first expansion: the next round begins with the transition
+            merge_counters(run, {"round": ctx.round + 1})
         refresh_counts(run)
         again = target not in WAITING_STATES
         if again:

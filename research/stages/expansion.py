@@ -25,7 +25,7 @@ from ledger.models import Passage, SearchHit
 from research.models import RunState, StageCheckpoint
 from research.pipeline.planner import followup_queries, keywords
 from research.pipeline.records import SubquestionSpec, normalize_query
-from research.stages.base import StageContext, merge_counters
+from research.stages.base import StageContext
 from research.stages.retrieve import pools_of
 from research.stages.search import PlannedQuery, issued_before
 
@@ -160,7 +160,6 @@ def decide(ctx: StageContext) -> bool:
         f"round {ctx.round + 1}: {len(chosen)} follow-up queries for "
         + ", ".join(sorted({q.subquestion for q in chosen})),
     )
-    merge_counters(ctx.run, {"round": ctx.round + 1})
     return True
 
 
@@ -210,6 +209,7 @@ def _end(ctx: StageContext, reason: str) -> bool:
     text = f"Evidence collection ended after round {ctx.round}: {reason}."
     ctx.note("expansion", text)
     run = ctx.run
-    run.stop_reason = f"{run.stop_reason} {text}".strip()
-    run.save(update_fields=["stop_reason"])
+    if text not in run.stop_reason:  # a retried stage does not say it twice
+        run.stop_reason = f"{run.stop_reason} {text}".strip()
+        run.save(update_fields=["stop_reason"])
     return False

@@ -122,7 +122,10 @@ def test_it_records_follow_ups_and_why(author, library):
     for f in followups:
         assert f["reason"].startswith(("weak", "one-sided"))
         assert SearchHit.objects.filter(run=run, query_text=f["text"], query=None).exists()
-    if not followups:
+    if followups:
+        assert run.counters["round"] == 1
+        assert run.checkpoints.get(stage="searching", round=1).cursor["planned"] == followups
+    else:
         assert "no subquestion has weak or one-sided evidence" in run.stop_reason
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ledger.models import Library
@@ -57,14 +58,20 @@ class Command(BaseCommand):
             options["json"].write_text(json.dumps(details, indent=2))
 
     def _user(self, username: str | None) -> Any:
+        """The named user; else the first superuser; else a ``runplan`` researcher account."""
         users = get_user_model().objects
-        user = (
-            users.filter(username=username).first()
-            if username
-            else (users.filter(is_superuser=True).order_by("pk").first())
-        )
+        if username:
+            user = users.filter(username=username).first()
+            if user is None:
+                raise CommandError(f"No user named {username!r}.")
+            return user
+        user = users.filter(is_superuser=True).order_by("pk").first()
         if user is None:
-            raise CommandError("No such user; pass --user NAME (or run ensureadmin first).")
+            user, created = users.get_or_create(username="runplan")
+            if created:
+                user.set_unusable_password()
+                user.save(update_fields=["password"])
+            user.groups.add(*Group.objects.filter(name=services.RESEARCHER_GROUP))
         return user
 
     def _plan(self, user: Any, options: dict[str, Any]) -> Plan:
