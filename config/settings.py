@@ -91,6 +91,12 @@ DATABASES["default"]["CONN_MAX_AGE"] = envint("DATABASE_CONN_MAX_AGE", 0, minimu
 # Several test sessions may share one server: each can name its own test database.
 DATABASES["default"]["TEST"] = {"NAME": envstr("TEST_DATABASE_NAME", "test_evidence")}
 
+# channels-postgres reads group membership through this alias (same database as default).
+DATABASES["channels_postgres"] = {
+    **DATABASES["default"],
+    "TEST": {"MIRROR": "default"},
+}
+
 # channels-postgres needs a complete database dict, or get_channel_layer() returns None.
 CHANNEL_LAYERS = {
     "default": {

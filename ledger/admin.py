@@ -11,6 +11,9 @@ from ledger.models import (
     SearchHit,
     Snapshot,
     Source,
+    SparseDocument,
+    SparseStats,
+    Upload,
     VerifierVote,
 )
 from research.admin import ReadOnlyAdmin
@@ -66,3 +69,23 @@ class VerifierVoteAdmin(ReadOnlyAdmin):
 @admin.register(Disposition)
 class DispositionAdmin(ReadOnlyAdmin):
     list_display = ["claim", "state", "reason", "created_at"]
+
+
+@admin.register(Upload)
+class UploadAdmin(ReadOnlyAdmin):
+    list_display = ["filename", "library", "status", "size", "created_at"]
+    list_filter = ["status"]
+    exclude = ["raw"]
+
+
+@admin.register(SparseStats)
+class SparseStatsAdmin(ReadOnlyAdmin):
+    """The BM25 index is derived data, kept by triggers: visible, never edited by hand."""
+
+    list_display = ["kind", "documents", "total_length"]
+
+
+@admin.register(SparseDocument)
+class SparseDocumentAdmin(ReadOnlyAdmin):
+    list_display = ["passage", "kind", "length"]
+    raw_id_fields = ["passage"]
