@@ -341,3 +341,20 @@ def _jobs() -> int:
             "SELECT count(*) FROM procrastinate_jobs WHERE task_name = 'research.advance_run'"
         )
         return cursor.fetchone()[0]
+
+
+def test_it_shows_why_the_llm_plan_was_not_used(client, author, settings):
+    from tests.processes import free_port
+
+    settings.LLM_BASE_URL = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    settings.LLM_MODEL = "tiny"
+    settings.LLM_TIMEOUT_S = 2.0
+    client.force_login(author)
+
+    create(client)
+
+    plan = Plan.objects.get()
+    page = client.get(plan.get_absolute_url()).content.decode()
+    assert "The language model could not be asked" in page
+    assert "showing the offline plan instead" in page
+    assert current(plan)[1].planner == "offline-rules-v1"
