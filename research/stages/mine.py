@@ -7,6 +7,7 @@ twice. When this build has no claim miner, the stage says so and mines nothing.
 
 from __future__ import annotations
 
+from ledger.models import Claim
 from research.stages.adapters import optional_module
 from research.stages.base import StageContext
 from research.stages.retrieve import pools_of
@@ -24,12 +25,13 @@ def run(ctx: StageContext) -> None:
     subquestions = [sq for sq in ctx.plan.subquestions if sq.enabled and sq.key in pools]
     done: list[str] = list(ctx.cursor.get("done_subquestions", []))
     ctx.progress(len(done), len(subquestions))
-    mined = int(ctx.checkpoint.counters.get("claims", 0))
+    claims = Claim.objects.filter(run=ctx.run)
     for sq in subquestions:
         if sq.key in done:
             continue
         ctx.safe_point(wall_time=False)
-        mined += mine_subquestion(ctx.run, sq.key, pools[sq.key])
+        mine_subquestion(ctx.run, sq.key, pools[sq.key])
         done.append(sq.key)
         ctx.save_cursor(done_subquestions=done, done=len(done), total=len(subquestions))
-        ctx.count(claims=mined)
+        # one claim per proposition: a merge across subquestions adds evidence, not a claim
+        ctx.count(claims=claims.count(), dropped=claims.filter(disposition="dropped").count())
