@@ -104,6 +104,8 @@ def test_it_says_so_in_the_production_path(corpus, tmp_path):
     plain = retriever.retrieve(RetrievalRequest(text="TP53", mode="hybrid"))
     assert [h.passage_id for h in result.hits] == [h.passage_id for h in plain.hits]
     assert "reranker" not in plain.notes
+    default = retriever.retrieve(RetrievalRequest(text="TP53"))  # the production default
+    assert default.notes["reranker"] == "none"
 
 
 @pytest.mark.django_db

@@ -92,7 +92,7 @@ class DiversityConfig:
 @dataclass(frozen=True)
 class RetrievalRequest:
     text: str
-    mode: Mode = "hybrid"
+    mode: Mode = "hybrid+rerank"  # the production path: reranks, or notes "reranker: none"
     limit: int = 10
     candidates: int = 100  # per retriever and per query variant
     level: Level = "passage"
