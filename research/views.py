@@ -10,6 +10,7 @@ from django.db import connection
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
@@ -119,7 +120,7 @@ def show_edit_form(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
             return render(request, "research/plan_detail.html#query-edit", ctx)
         ctx["sq"] = find_subquestion(content, key)
     except ValueError as exc:
-        return HttpResponse(f'<p class="error">{exc}</p>', status=200)
+        return HttpResponse(format_html('<p class="error">{}</p>', exc))
     return render(request, "research/plan_detail.html#subquestion-edit", ctx)
 
 

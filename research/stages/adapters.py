@@ -112,49 +112,40 @@ def search_adapters(library: Library | None) -> Available:
 
 
 def _add_web_adapters(available: Available) -> None:
-    from research.services import enabled_web_adapters
+    search = optional_module("research.providers.search")
+    if search is None:
+        from research.services import enabled_web_adapters
 
-    enabled = enabled_web_adapters()
-    if not enabled:
-        return
-    registry = optional_module("research.providers.search")
-    factory = getattr(registry, "adapter_from_settings", None) if registry else None
-    for name in enabled:
-        if factory is None:
+        for name in enabled_web_adapters():
             available.unavailable[f"{name} search"] = "not available in this build"
-            continue
-        available.adapters.append(WebAdapter(name, factory(name)))
+        return
+    for provider in search.enabled_adapters():
+        available.adapters.append(WebAdapter(provider, search.run_search_sync))
 
 
 class WebAdapter:
-    """A web or scholarly search provider, normalized to FoundHit."""
+    """A web or scholarly search API (with its own rate limit and retries) as FoundHits.
 
-    def __init__(self, name: str, provider: Any) -> None:
-        self.name = name
+    A query the API fails on, after its retries, yields no hits and an entry in
+    ``errors``; the stage reports it and goes on with the other adapters.
+    """
+
+    def __init__(self, provider: Any, run_search: Any) -> None:
         self.provider = provider
-        self.classes = WEB_CLASSES.get(name, {"web"})
+        self.run_search = run_search
+        self.name: str = provider.name
+        self.classes = WEB_CLASSES.get(self.name, {"web"})
+        self.errors: list[str] = []
 
     def search(self, text: str, query_class: str, limit: int) -> list[FoundHit]:
-        records = self.provider.search(text, limit=limit)
-        out = []
-        for rank, rec in enumerate(records, start=1):
-            data = rec if isinstance(rec, dict) else dict(vars(rec))
-            out.append(
-                FoundHit(
-                    rank=rank,
-                    score=data.get("raw_score"),
-                    canonical_id=str(data.get("canonical_id") or data.get("url") or ""),
-                    record={k: _plain(v) for k, v in data.items()},
-                )
+        result = self.run_search([text], [self.provider], limit=limit)
+        self.errors += [f"{o.query!r}: {o.error}" for o in result.errors]
+        return [
+            FoundHit(
+                rank=record.rank,
+                score=record.raw_score,
+                canonical_id=record.canonical_id or record.url,
+                record=record.to_json(),
             )
-        return out
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, str | int | float | bool) or value is None:
-        return value
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    return str(value)
+            for record in result.records
+        ]

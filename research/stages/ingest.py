@@ -115,16 +115,15 @@ def _fetch_and_ingest(ctx: StageContext, hit: SearchHit) -> int | None:
         ctx.save_cursor(errors=errors)
         ctx.note("fetch errors", f"{len(errors)} pages could not be fetched (last: {exc})")
         return None
-    doc = ingest.DocumentInput(
-        raw=result.body,
+    doc = ingest.document_from_fetch(
+        result,
         label=url,
-        url=result.final_url,
-        content_type=result.content_type,
         title=str(hit.record.get("title") or ""),
-        source_type=WEB_SOURCE_TYPES.get(hit.adapter, SourceType.WEB),
-        http_status=result.status,
-        http_headers=dict(result.headers),
-        fetched_at=result.fetched_at,
+        source_type=str(
+            hit.record.get("source_type") or WEB_SOURCE_TYPES.get(hit.adapter, SourceType.WEB)
+        ),
+        doi=str(hit.record.get("doi") or ""),
+        arxiv_id=str(hit.record.get("arxiv_id") or ""),
         metadata={"found_by": hit.adapter, "query": hit.query_text},
     )
     outcome = ingest.ingest_documents([doc], web_library(ctx))[0]

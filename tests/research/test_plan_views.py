@@ -358,3 +358,12 @@ def test_it_shows_why_the_llm_plan_was_not_used(client, author, settings):
     assert "The language model could not be asked" in page
     assert "showing the offline plan instead" in page
     assert current(plan)[1].planner == "offline-rules-v1"
+
+
+def test_it_escapes_an_unknown_key_in_the_edit_form(client, plan):
+    url = reverse("research-show-edit-form", args=[plan.code])
+
+    response = htmx(client, url + "?key=<script>alert(1)</script>", method="get")
+
+    page = response.content.decode()
+    assert "<script>" not in page and "&lt;script&gt;" in page

@@ -1,0 +1,125 @@
+"""A plan without a library runs over a web search adapter: search, fetch, ingest, retrieve.
+
+A local server plays both a SearXNG instance (its JSON API) and the web pages it points
+at, one of them missing; the fetcher's allow-list names 127.0.0.1 on purpose.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from ledger.models import Library, SearchHit, Source
+from research import runner, services
+from research.models import RunState
+from research.pipeline.records import parse_plan
+
+pytestmark = pytest.mark.django_db
+
+PAGES = {
+    "/articles/trial": (
+        "Vitamin D trial in nursing homes",
+        "<p>In a randomized trial, vitamin D and calcium supplementation reduced hip fractures "
+        "among older women living in nursing homes.</p><p>The effect appeared after six months "
+        "of daily supplementation and persisted for the whole follow-up period.</p>",
+    ),
+    "/articles/null": (
+        "No fracture benefit from vitamin D alone",
+        "<p>A pooled analysis found that vitamin D supplementation alone did not reduce "
+        "fractures in community-dwelling older adults.</p><p>Trials with calcium co-"
+        "supplementation showed a small reduction in hip fracture risk.</p>",
+    ),
+}
+
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802
+        url = urlparse(self.path)
+        if url.path == "/search":
+            query = parse_qs(url.query)["q"][0]
+            base = f"http://127.0.0.1:{self.server.server_address[1]}"
+            results = [
+                {"url": f"{base}{path}", "title": title, "content": query, "score": 1.0}
+                for path, (title, _) in PAGES.items()
+            ] + [{"url": f"{base}/articles/gone", "title": "Gone", "content": "missing page"}]
+            return self._send(200, "application/json", json.dumps({"results": results}))
+        if url.path in PAGES:
+            title, body = PAGES[url.path]
+            html = f"<html><head><title>{title}</title></head><body><article><h1>{title}</h1>"
+            return self._send(200, "text/html; charset=utf-8", html + body + "</article></body>")
+        return self._send(404, "text/plain", "not found")
+
+    def _send(self, status: int, content_type: str, body: str) -> None:
+        data = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        return None
+
+
+@pytest.fixture
+def web(settings):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    settings.SEARXNG_URL = f"http://127.0.0.1:{server.server_address[1]}"
+    settings.FETCH_ALLOWED_HOSTS = ["127.0.0.1"]
+    yield server
+    server.shutdown()
+
+
+def test_it_searches_fetches_and_ingests_web_results(author, web):
+    content = parse_plan(
+        {
+            "question": "Does vitamin D reduce fractures in older adults?",
+            "budgets": {"rounds": 0},
+            "subquestions": [
+                {
+                    "key": "s1",
+                    "text": "Does vitamin D supplementation reduce hip fractures?",
+                    "queries": [
+                        {
+                            "key": "s1q1",
+                            "text": "vitamin D hip fractures trial",
+                            "query_class": "benchmark",
+                            "source_classes": ["web"],
+                        },
+                        {
+                            "key": "s1q2",
+                            "text": "vitamin D no fracture benefit",
+                            "query_class": "counter-evidence",
+                            "source_classes": ["web"],
+                        },
+                    ],
+                }
+            ],
+        }
+    )
+    plan = services.do_create_plan(author, content)  # no library: the web alone
+    plan.refresh_from_db()
+    run = services.check_start_run(author, plan, 1, enqueue=False)
+
+    for _ in range(5):  # queued, searching, ingesting, indexing, retrieving
+        runner.step(run.code)
+    run.refresh_from_db()
+
+    assert run.state == RunState.MINING, run.error
+    hits = SearchHit.objects.filter(run=run, adapter="searxng")
+    assert hits.count() == 6 and hits.filter(source__isnull=False).count() == 4
+    captures = Library.objects.get(name=f"web captures of plan {plan.code}")
+    assert set(captures.sources.values_list("title", flat=True)) == {t for t, _ in PAGES.values()}
+    assert Source.objects.filter(url__endswith="/articles/trial", source_type="web").exists()
+    ingest = run.checkpoints.get(stage="ingesting")
+    assert ingest.counters["admitted"] == 2 and ingest.counters["fetched"] == 2
+    assert "HTTP 404" in ingest.notes["fetch errors"]
+    assert run.checkpoints.get(stage="indexing").counters["bm25_indexed"] > 0
+    pools = run.checkpoints.get(stage="retrieving").cursor["pools"]["s1"]
+    assert pools["support"] and pools["refute"]
