@@ -58,6 +58,7 @@ class LibraryAdapter:
         self.library = library
         self.retrieval = retrieval
         self.name = "library"
+        self.notes: dict[str, str] = {}  # what retrieval could not do (e.g. no reranker)
 
     def search(self, text: str, query_class: str, limit: int) -> list[FoundHit]:
         from research.pipeline.retrieve.records import Filters, RetrievalRequest
@@ -70,6 +71,7 @@ class LibraryAdapter:
             filters=Filters(library_ids=(self.library.pk,)),
         )
         result = self.retrieval.retrieve(request)
+        self.notes.update(result.notes)
         return [
             FoundHit(
                 rank=rank,

@@ -70,7 +70,12 @@ def _fuse(found: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
 
 
 def _retrieve(
-    retrieval: Any, text: str, query_class: str, libraries: tuple[int, ...], admitted: set[int]
+    retrieval: Any,
+    text: str,
+    query_class: str,
+    libraries: tuple[int, ...],
+    admitted: set[int],
+    notes: dict[str, str],
 ) -> list[dict[str, Any]]:
     from research.pipeline.retrieve.records import Filters, RetrievalRequest
 
@@ -83,6 +88,7 @@ def _retrieve(
         diversity=retrieval.default_diversity(),
     )
     result = retrieval.retrieve(request)
+    notes.update(result.notes)
     return [
         {"passage_id": h.passage_id, "source_id": h.source_id}
         for h in result.hits
@@ -101,6 +107,7 @@ def run(ctx: StageContext) -> None:
     libraries = library_ids(ctx)
     subquestions = [sq for sq in ctx.plan.subquestions if sq.enabled]
     pools: dict[str, Any] = dict(ctx.cursor.get("pools", {}))
+    notes: dict[str, str] = {}
     ctx.progress(len(pools), len(subquestions))
     for sq in subquestions:
         if sq.key in pools:
@@ -108,17 +115,19 @@ def run(ctx: StageContext) -> None:
         ctx.safe_point()
         mine = [q for q in queries if q.subquestion == sq.key]
         support = [
-            _retrieve(retrieval, q.text, q.query_class, libraries, admitted)
+            _retrieve(retrieval, q.text, q.query_class, libraries, admitted, notes)
             for q in mine
             if q.query_class not in REFUTE_CLASSES
         ]
         refute = [
-            _retrieve(retrieval, q.text, q.query_class, libraries, admitted)
+            _retrieve(retrieval, q.text, q.query_class, libraries, admitted, notes)
             for q in mine
             if q.query_class in REFUTE_CLASSES
         ]
         pools[sq.key] = {"support": _fuse(support), "refute": _fuse(refute)}
         ctx.save_cursor(pools=pools, done=len(pools), total=len(subquestions))
+    for key, text in notes.items():
+        ctx.note(key, text)
     distinct = {p["passage_id"] for pool in pools.values() for side in pool.values() for p in side}
     ctx.count(evidence_passages=len(distinct))
 

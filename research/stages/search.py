@@ -135,6 +135,9 @@ def _search_one(
         total += services.do_record_search_hits(
             ctx.run, query_key=q.key, query_text=q.text, adapter=adapter.name, hits=found
         )
+        for key, text in getattr(adapter, "notes", {}).items():
+            if ctx.checkpoint.notes.get(key) != text:
+                ctx.note(key, text)
         errors = getattr(adapter, "errors", [])
         if errors:
             ctx.note(f"{adapter.name} errors", f"{len(errors)} failed queries; last: {errors[-1]}")

@@ -249,3 +249,11 @@ def test_it_refuses_an_undeclared_transition(author, library):
 
     with pytest.raises(InvalidTransition):
         run.transition(RunState.MINING)
+
+
+def test_it_says_which_models_a_stage_ran_without(author, library, settings):
+    settings.RERANKER_MODEL = ""
+
+    run = run_until(start(author, library), RunState.INGESTING)
+
+    assert run.checkpoints.get(stage="searching").notes.get("reranker", "").startswith("none")
