@@ -21,6 +21,6 @@ def library() -> Library:
     return lib
 
 
-def htmx(client, url: str, data: dict | None = None, method: str = "post"):
+def htmx(client, url: str, data: dict[str, object] | None = None, method: str = "post"):
     call = getattr(client, method)
     return call(url, data or {}, HTTP_HX_REQUEST="true")

@@ -18,13 +18,14 @@ def create(client, question: str = VITAMIN_D, **extra):
 
 def current(plan: Plan):
     plan.refresh_from_db()
-    return plan.current_version.number, parse_plan(plan.current_version.content)
+    version = plan.current_version
+    assert version is not None
+    return version.number, parse_plan(version.content)
 
 
 def edit(client, plan: Plan, op: str, **data):
     url = reverse("research-edit-plan", args=[plan.code])
-    plan.refresh_from_db()
-    base = data.pop("base_version", plan.current_version.number)
+    base = data.pop("base_version", None) or current(plan)[0]
     return htmx(client, url, {"op": op, "base_version": base, **data})
 
 
@@ -340,7 +341,9 @@ def _jobs() -> int:
         cursor.execute(
             "SELECT count(*) FROM procrastinate_jobs WHERE task_name = 'research.advance_run'"
         )
-        return cursor.fetchone()[0]
+        row = cursor.fetchone()
+    assert row is not None
+    return int(row[0])
 
 
 def test_it_shows_why_the_llm_plan_was_not_used(client, author, settings):

@@ -41,7 +41,7 @@ class Handler(BaseHTTPRequestHandler):
         url = urlparse(self.path)
         if url.path == "/search":
             query = parse_qs(url.query)["q"][0]
-            base = f"http://127.0.0.1:{self.server.server_address[1]}"
+            base = f"http://{self.headers['Host']}"
             results = [
                 {"url": f"{base}{path}", "title": title, "content": query, "score": 1.0}
                 for path, (title, _) in PAGES.items()
