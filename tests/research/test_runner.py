@@ -95,7 +95,7 @@ def test_it_runs_a_plan_through_every_stage_to_awaiting_review(author, library):
     assert run.state == RunState.AWAITING_REVIEW
     assert run.finished_at is not None
     names = [s for s, _, _ in stages(run)]
-    assert names[:6] == ["queued", "searching", "ingesting", "indexing", "retrieving", "searching"]
+    assert names[:5] == ["queued", "searching", "ingesting", "indexing", "retrieving"]
     assert names[-2:] == ["mining", "verifying"]
     assert all(status == "done" for _, _, status in stages(run))
     assert run.counters["queries"] >= 3 and run.counters["hits"] > 0
