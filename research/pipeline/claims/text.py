@@ -565,6 +565,23 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
     return spans
 
 
+_CLAUSE_BREAK = re.compile(r";\s+|,\s+(?=(?:but|whereas|while|although|however)\b)")
+
+
+def clause_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """A sentence's independent clauses ("P, but Q" -> "P", "but Q"), each long enough to
+    quote; the whole sentence when it has no such break. Offsets stay exact."""
+    spans: list[tuple[int, int]] = []
+    cursor = start
+    for match in _CLAUSE_BREAK.finditer(text, start, end):
+        spans.append((cursor, match.start()))
+        cursor = match.end()
+    spans.append((cursor, end))
+    if len(spans) == 1 or not all(is_meaningful_quote(text[a:b]) for a, b in spans):
+        return [(start, end)]
+    return spans
+
+
 def _append_span(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> None:
     while start < end and text[start].isspace():
         start += 1

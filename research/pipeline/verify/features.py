@@ -16,6 +16,7 @@ import numpy as np
 from research.pipeline.claims.text import (
     NULL_EFFECT,
     antonym_clash,
+    clause_spans,
     content_stems,
     direction,
     hedges,
@@ -56,9 +57,14 @@ FEATURE_NAMES: tuple[str, ...] = (
 
 
 def item_sentences(item: EvidenceItem) -> list[tuple[int, int]]:
-    """Sentence spans of the item (given, else split), keeping only non-empty ones."""
+    """Clause spans of the item's sentences (given, else split), never empty.
+
+    "X increases Y, but whether Z is unknown" is judged as two clauses: an atomic claim
+    mined from the first must not be contradicted by the negation in the second.
+    """
     spans = list(item.sentences) or sentence_spans(item.text)
-    return [(a, b) for a, b in spans if b > a and item.text[a:b].strip()] or [(0, len(item.text))]
+    clauses = [c for a, b in spans if b > a for c in clause_spans(item.text, a, b)]
+    return [(a, b) for a, b in clauses if item.text[a:b].strip()] or [(0, len(item.text))]
 
 
 def polarity(text: str) -> int:
