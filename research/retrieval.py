@@ -3,9 +3,10 @@ diversity and reranking (pure stages in ``research.pipeline.retrieve``).
 
 Callable from workers and web views alike; all state is in Postgres, so any process on
 any machine sees the same index. One query costs: the query encoded once (all its
-variants in one batch), one SQL statement for every retriever list of every variant
-(after ``SET LOCAL`` of the HNSW and JIT settings), one statement to load the head of the
-fused list. Hits are typed ``Hit`` records that keep every retriever's rank and score.
+variants in one batch, in a helper thread), meanwhile one SQL statement for the BM25 lists
+of every variant, then one for the dense lists (each after ``SET LOCAL`` of the HNSW and
+JIT settings), and one statement to load the head of the fused list. Hits are typed
+``Hit`` records that keep every retriever's rank and score.
 """
 
 from __future__ import annotations
@@ -101,8 +102,9 @@ class Retriever:
     def retrieve(self, request: RetrievalRequest) -> RetrievalResult:
         """Candidates from each retriever, fused, diversified or rolled up, reranked.
 
-        1. query variants for the query class; encode them once;
-        2. every ranked list in one SQL statement;
+        1. query variants for the query class, encoded once in one batch;
+        2. all BM25 lists in one statement (run while the encoder works), then all dense
+           lists in one statement;
         3. RRF (document level: each list rolled up to sources first);
         4. load the fused head; MMR + caps when asked; rerank when the mode says so.
         """
