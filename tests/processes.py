@@ -28,6 +28,9 @@ def database_url() -> str:
 
 def child_env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
+    # Browser tests allow sync ORM calls beside Playwright in this process; children
+    # run as production does, with async safety on.
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     env.update(
         DATABASE_URL=database_url(),
         OPENBLAS_NUM_THREADS="1",

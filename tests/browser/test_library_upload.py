@@ -25,7 +25,7 @@ ARGS = [
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.slow,
-    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+    pytest.mark.django_db(transaction=True),
 ]
 
 

@@ -31,7 +31,7 @@ NARROWED = "Drug A lowered blood pressure in adults with hypertension."
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.slow,
-    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+    pytest.mark.django_db(transaction=True),
 ]
 
 
