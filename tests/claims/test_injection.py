@@ -31,7 +31,7 @@ def corpus_search(text, k):
 
 def verified_status(author):
     run = make_run(make_plan(author), state="verifying")
-    anchor = Passage.objects.order_by("pk").first()
+    anchor = Passage.objects.order_by("pk")[0]
     claims = do_save_claims(run, mine_claims([passage_input(anchor)]))
     claim = next(c for c in claims if "fever" in c.text)
     do_verify_claim(claim, retrieve=corpus_search)
