@@ -17,7 +17,7 @@ Entry points used by the run stages and the review helper:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
 
@@ -528,7 +528,3 @@ def _count_in_run(run_id: int, counts: dict[str, int], verdict: ClaimVerdict) ->
     section[status] = int(section.get(status, 0)) + 1
     run.counters = {**run.counters, "verification": section}
     run.save(update_fields=["counters"])
-
-
-def iter_pending(run: Run) -> Iterable[Claim]:
-    return Claim.objects.filter(run=run, status=Verdict.PENDING).order_by("pk")
