@@ -2,25 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-
 import pytest
 from django.urls import reverse
 
 from ledger.models import Upload
 from ledger.services.uploads import do_ingest_uploads
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from tests.browser.support import chromium_page, login
 
 pytestmark = [
     pytest.mark.browser,
@@ -31,30 +18,8 @@ pytestmark = [
 
 @pytest.fixture
 def browser_page():
-    if not os.path.exists(CHROMIUM) or not shutil.which(CHROMIUM):
-        if os.environ.get("CI") == "true":
-            pytest.fail("Chromium is required under CI")
-        pytest.skip("no Chromium at /usr/bin/chromium")
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # ORM calls beside Playwright
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        context = browser.new_context()
-        page = context.new_page()
-        page.set_default_timeout(90_000)
-        page.on("dialog", lambda dialog: pytest.fail(f"a script opened a dialog: {dialog}"))
+    with chromium_page() as page:
         yield page
-        context.close()
-        browser.close()
-
-
-def login(page, base, username):
-    page.goto(base + reverse("login"))
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", "pw-" + username)
-    page.click("button[type=submit]")
-    page.wait_for_url(lambda url: "/accounts/login" not in url)
 
 
 def test_it_uploads_with_progress_and_shows_per_file_results(live_server, browser_page, author):

@@ -2,27 +2,16 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import time
 
 import pytest
 from django.urls import reverse
 
 from research.models import Plan, Run
+from tests.browser.support import chromium_page, login
 from tests.research.fixtures import ingest_fixture_library
 from tests.research.processes import finish, start_daphne, start_worker, wait_for_run
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 QUESTION = "Does vitamin D supplementation reduce the risk of fractures in older adults?"
 
 pytestmark = [
@@ -34,21 +23,8 @@ pytestmark = [
 
 @pytest.fixture
 def browser_page():
-    if not os.path.exists(CHROMIUM) or not shutil.which(CHROMIUM):
-        if os.environ.get("CI") == "true":
-            pytest.fail("Chromium is required under CI")
-        pytest.skip("no Chromium at /usr/bin/chromium")
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # ORM calls beside Playwright
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        context = browser.new_context()
-        page = context.new_page()
-        page.set_default_timeout(60_000)
+    with chromium_page(fail_on_dialog=False) as page:
         yield page
-        context.close()
-        browser.close()
 
 
 @pytest.fixture
@@ -59,14 +35,6 @@ def servers(transactional_db):
     yield base, daphne, worker
     print("worker:", finish(worker, worker_log))
     print("daphne:", finish(daphne, daphne_log))
-
-
-def login(page, base: str, username: str) -> None:
-    page.goto(base + reverse("login"))
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", "pw-" + username)
-    page.click("button[type=submit]")
-    page.wait_for_url(lambda url: "/accounts/login" not in url)
 
 
 def create_plan(page, base: str, library_name: str) -> None:

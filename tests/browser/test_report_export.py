@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import shutil
 import zipfile
 
 import pytest
@@ -14,19 +12,9 @@ from pypdf import PdfReader
 
 from ledger.models import Verdict
 from review.exports.bundle import verify_bundle
+from tests.browser.support import chromium_page, login
 from tests.factories import make_plan, make_run
 from tests.reports.conftest import APPROVED, FAILED, UNREVIEWED, claim_from_source
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 pytestmark = [
     pytest.mark.browser,
@@ -39,20 +27,8 @@ pytestmark = [
 def browser_page(reviewed_scene):
     """Started after the scene: Playwright's sync API runs an event loop in this thread,
     and Django refuses ORM calls from a thread with a running loop."""
-    if not os.path.exists(CHROMIUM) or not shutil.which(CHROMIUM):
-        if os.environ.get("CI") == "true":
-            pytest.fail("Chromium is required under CI")
-        pytest.skip("no Chromium at /usr/bin/chromium")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        context = browser.new_context(accept_downloads=True)
-        page = context.new_page()
-        page.set_default_timeout(90_000)
+    with chromium_page(allow_orm_beside_playwright=False) as page:
         yield page
-        context.close()
-        browser.close()
 
 
 @pytest.fixture
@@ -69,14 +45,6 @@ def reviewed_scene(author, reviewer):
     reject = claim_from_source(run, FAILED, title="Coffee news", sub=sub, status=Verdict.FAIL)
     claim_from_source(run, UNREVIEWED, title="Tea study", sub=sub)
     return plan, run, approve, reject
-
-
-def login(page, base, username):
-    page.goto(base + reverse("login"))
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", "pw-" + username)
-    page.click("button[type=submit]")
-    page.wait_for_url(lambda url: "/accounts/login" not in url)
 
 
 def download(page, fmt):

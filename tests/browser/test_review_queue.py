@@ -2,26 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-
 import pytest
 from django.urls import reverse
 
 from ledger.models import Verdict
 from review.models import ReviewDecision
+from tests.browser.support import chromium_page, login
 from tests.factories import make_claim, make_passage, make_plan, make_run, make_snapshot
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 HOSTILE = (
     "Methods. <script>window.__pwned = 1</script> In the trial, coffee improved "
     'reaction time in adults. <img src=x onerror="window.__pwned = 2"> Results follow.'
@@ -37,22 +25,8 @@ pytestmark = [
 
 @pytest.fixture
 def browser_page():
-    if not os.path.exists(CHROMIUM) or not shutil.which(CHROMIUM):
-        if os.environ.get("CI") == "true":
-            pytest.fail("Chromium is required under CI")
-        pytest.skip("no Chromium at /usr/bin/chromium")
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # ORM asserts beside Playwright
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        context = browser.new_context()
-        page = context.new_page()
-        page.set_default_timeout(90_000)
-        page.on("dialog", lambda dialog: pytest.fail(f"a script opened a dialog: {dialog}"))
+    with chromium_page() as page:
         yield page
-        context.close()
-        browser.close()
 
 
 @pytest.fixture
@@ -92,14 +66,6 @@ def queue(author, reviewer):
     ]
     make_claim(run, "Drug A was approved in 2001.", subquestion=sub)
     return run, claims
-
-
-def login(page, base, username):
-    page.goto(base + reverse("login"))
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", "pw-" + username)
-    page.click("button[type=submit]")
-    page.wait_for_url(lambda url: "/accounts/login" not in url)
 
 
 def press(page, key, url_part=None):

@@ -1,0 +1,63 @@
+"""Shared Playwright plumbing for browser tests: Debian's Chromium, never a download."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+from django.urls import reverse
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@contextmanager
+def chromium_page(
+    *, allow_orm_beside_playwright: bool = True, fail_on_dialog: bool = True
+) -> Iterator[object]:
+    """A fresh page in headless Chromium; under CI a missing browser fails, never skips.
+
+    Playwright's sync API runs an event loop in this thread, and Django refuses sync ORM
+    calls from such a thread unless DJANGO_ALLOW_ASYNC_UNSAFE is set (test process only:
+    tests/processes.py removes it from the servers' and workers' environments).
+    """
+    if not os.path.exists(CHROMIUM) or not shutil.which(CHROMIUM):
+        if os.environ.get("CI") == "true":
+            pytest.fail("Chromium is required under CI")
+        pytest.skip("no Chromium at /usr/bin/chromium")
+    if allow_orm_beside_playwright:
+        os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        context = browser.new_context(accept_downloads=True)
+        page = context.new_page()
+        page.set_default_timeout(90_000)
+        if fail_on_dialog:  # hostile evidence must not be able to run alert() & co.
+            page.on("dialog", lambda d: pytest.fail(f"a script opened a dialog: {d.message}"))
+        try:
+            yield page
+        finally:
+            context.close()
+            browser.close()
+
+
+def login(page, base: str, username: str) -> None:  # type: ignore[no-untyped-def]
+    """Log in through the real form; fixture users' passwords are ``pw-<username>``."""
+    page.goto(base + reverse("login"))
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", "pw-" + username)
+    page.click("button[type=submit]")
+    page.wait_for_url(lambda url: "/accounts/login" not in url)
