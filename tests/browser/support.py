@@ -54,7 +54,7 @@ def chromium_page(
             browser.close()
 
 
-def login(page, base: str, username: str) -> None:  # type: ignore[no-untyped-def]
+def login(page, base: str, username: str) -> None:
     """Log in through the real form; fixture users' passwords are ``pw-<username>``."""
     page.goto(base + reverse("login"))
     page.fill("input[name=username]", username)
