@@ -70,6 +70,7 @@ COUNTER_K = 4
 
 MIN_QUOTE_CHARS = 20
 MIN_QUOTE_WORDS = 3
+CONTEXT_MAX_CHARS = 4000  # a parent section up to this size is judged instead of its chunk
 # Claims a report leans on hardest get a reviewer's eye; recommendations need two sources.
 HIGH_IMPACT_TYPES = frozenset({"causal", "recommendation", "current-state"})
 TRIANGULATED_TYPES = frozenset({"recommendation"})
@@ -131,6 +132,18 @@ def evidence_item(
         score=score,
         cited_quote=cited_quote,
     )
+
+
+def in_context(passage: Passage) -> Passage:
+    """The passage's parent section when it is short enough to judge whole, else itself.
+
+    Retrieval finds small chunks; a contradiction often sits in the next sentence of the
+    same abstract or section, so verifiers judge the parent (parent-child retrieval).
+    """
+    parent = passage.parent
+    if parent is not None and len(parent.text) <= CONTEXT_MAX_CHARS:
+        return parent
+    return passage
 
 
 def claim_input(claim: Claim, text: str | None = None) -> ClaimInput:
@@ -295,17 +308,23 @@ def library_retrieve(run: Run) -> Retrieve | None:
 
     def retrieve(text: str, k: int) -> list[EvidenceItem]:
         request = RetrievalRequest(text=text, limit=k, filters=Filters(library_ids=ids))
-        hits = retrieval.retrieve(request).hits
-        by_id = Passage.objects.select_related("source", "snapshot").in_bulk(
-            [h.passage_id for h in hits]
-        )
-        return [
-            evidence_item(by_id[h.passage_id], Pool.SUPPORT, score=float(h.score))
-            for h in hits
-            if h.passage_id in by_id
-        ]
+        return context_items(retrieval.retrieve(request).hits)
 
     return retrieve
+
+
+def context_items(hits: Sequence[Any]) -> list[EvidenceItem]:
+    """Retrieval hits as evidence items, each in its parent context, one item per parent."""
+    rows = Passage.objects.select_related(
+        "source", "snapshot", "parent__source", "parent__snapshot"
+    ).in_bulk([h.passage_id for h in hits])
+    items: dict[int, EvidenceItem] = {}
+    for hit in hits:
+        if hit.passage_id in rows:
+            passage = in_context(rows[hit.passage_id])
+            if passage.pk not in items:
+                items[passage.pk] = evidence_item(passage, Pool.SUPPORT, score=float(hit.score))
+    return list(items.values())
 
 
 def default_config() -> VerifyConfig:

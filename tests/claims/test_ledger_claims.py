@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 
-from ledger.models import Claim, Disposition, EvidenceLink, VerifierVote
+from ledger.models import Claim, Disposition, EvidenceLink, Passage, VerifierVote
 from ledger.services.claims import (
+    context_items,
     do_mine_subquestion,
     do_save_claims,
     do_verify_claim,
@@ -173,3 +175,13 @@ def test_it_mines_a_subquestion_from_the_retrieve_stage_pools(run, support_passa
     kept = do_mine_subquestion(run, "sq1", pools)
     assert kept == 3  # two atoms of the coordinated sentence + "Adverse events were rare."
     assert set(Claim.objects.filter(run=run).values_list("subquestion__key", flat=True)) == {"sq1"}
+
+
+def test_it_judges_a_retrieved_chunk_in_its_parent_section(support_passage):
+    snapshot = support_passage.snapshot
+    section = make_passage(snapshot, start=0)
+    Passage.objects.filter(pk=support_passage.pk).update(parent=section)
+    hits = [SimpleNamespace(passage_id=support_passage.pk, score=0.5)] * 2
+    [got] = context_items(hits)
+    assert got.passage_id == str(section.pk)
+    assert got.text == snapshot.text

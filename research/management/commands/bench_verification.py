@@ -95,8 +95,8 @@ class Command(BaseCommand):
         self.stderr.write(f"... {done} claims")
 
     def _retrieve(self, library_name: str) -> Any:
-        from ledger.models import Library, Passage, Pool
-        from ledger.services.claims import evidence_item
+        from ledger.models import Library
+        from ledger.services.claims import context_items
 
         try:
             from research import retrieval
@@ -113,13 +113,6 @@ class Command(BaseCommand):
 
         def retrieve(text: str, k: int) -> list[EvidenceItem]:
             hits = retrieval.retrieve(RetrievalRequest(text=text, limit=k, filters=filters)).hits
-            rows = Passage.objects.select_related("source", "snapshot").in_bulk(
-                [h.passage_id for h in hits]
-            )
-            return [
-                evidence_item(rows[h.passage_id], Pool.SUPPORT, score=float(h.score))
-                for h in hits
-                if h.passage_id in rows
-            ]
+            return context_items(hits)
 
         return retrieve
