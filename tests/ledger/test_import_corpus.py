@@ -61,7 +61,7 @@ def test_it_imports_a_beir_corpus_with_exact_passage_offsets(tmp_path):
     assert list(source.libraries.all()) == [library]
     assert source.metadata == {"corpus": "tiny", "doc_id": "11"}
     snapshot = source.snapshots.get()
-    assert snapshot.text == DOCS[0]["title"] + "\n\n" + DOCS[0]["text"]
+    assert snapshot.text == str(DOCS[0]["title"]) + "\n\n" + str(DOCS[0]["text"])
     passages = list(Passage.objects.filter(source__libraries=library))
     assert {p.kind for p in passages} == {"section", "chunk"}
     for passage in passages:
@@ -101,7 +101,8 @@ def test_it_maps_scifact_format_to_the_same_sources_as_beir(tmp_path):
 
 def test_it_makes_a_new_snapshot_of_the_same_source_when_content_changes(tmp_path):
     _run(_write_beir(tmp_path / "tiny-beir", DOCS))
-    edited = [dict(DOCS[0], text=DOCS[0]["text"] + " A later erratum corrected the dose."), DOCS[1]]
+    erratum = str(DOCS[0]["text"]) + " A later erratum corrected the dose."
+    edited = [dict(DOCS[0], text=erratum), DOCS[1]]
 
     output = _run(_write_beir(tmp_path / "copy-beir", edited), "--corpus-name", "tiny")
 

@@ -65,6 +65,7 @@ def test_it_ingests_good_files_and_reports_each_bad_file_clearly(author):
     assert all(uploads[n].error for n in reasons)
     assert library.sources.count() == 3
     story = uploads["story.html"].source
+    assert story is not None
     text = story.snapshots.get().text
     assert "Copyright Example Media Group" not in text and "News index" not in text
     pdf_pages = {p.page for p in Passage.objects.filter(source=uploads["paper.pdf"].source)}
@@ -112,7 +113,7 @@ def test_it_puts_a_lightly_edited_copy_in_the_same_cluster(author):
 
     do_ingest_uploads(second)
 
-    sources = {u.filename: u.source for u in Upload.objects.all()}
+    sources = {u.filename: u.source for u in Upload.objects.all() if u.source is not None}
     assert len({s.pk for s in sources.values()}) == 3
     assert sources["copy.txt"].cluster == sources["original.html"].cluster
     assert sources["frog.txt"].cluster != sources["original.html"].cluster
@@ -197,6 +198,7 @@ def test_it_ingests_a_fetched_page_with_its_http_charset_and_metadata(author):
 
     result = ingest_documents([document_from_fetch(fetched, source_type="news")])[0]
 
+    assert result.source_id is not None
     source = Source.objects.get(pk=result.source_id)
     snapshot = source.snapshots.get()
     assert source.canonical_id == "url:https://news.example/x"

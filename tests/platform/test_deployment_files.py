@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import yaml
 
 from tests.processes import BASE_DIR
 
 
-def _compose() -> dict:
-    return yaml.safe_load((BASE_DIR / "docker-compose.yml").read_text())
+def _compose() -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load((BASE_DIR / "docker-compose.yml").read_text())
+    return loaded
 
 
 def test_it_declares_db_web_and_worker_with_healthchecks():

@@ -21,7 +21,7 @@ ENTRY = {
 
 
 def test_it_escapes_tex_specials_so_a_title_cannot_close_its_field():
-    escaped = bibtex_escape(ENTRY["title"])
+    escaped = bibtex_escape(str(ENTRY["title"]))
     assert escaped == (
         r"Hostile \textbraceright{} title with 50\% \& "
         r"\textbackslash{}input\textbraceleft{}evil\textbraceright{}"

@@ -6,6 +6,7 @@ import json
 import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import pytest
 
@@ -17,7 +18,7 @@ UNSUPPORTED = "This proves that aspirin is safe for everyone"
 class FakeOpenAI(BaseHTTPRequestHandler):
     """Restates each approved claim it is given, tagged, then adds one unsupported sentence."""
 
-    requests: list[dict[str, object]] = []
+    requests: list[dict[str, Any]] = []
 
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
