@@ -86,11 +86,21 @@ def bind_quote(snapshot_text: str, quote: str, start: int) -> tuple[int, int] | 
     return start, end
 
 
+def _bare(text: str) -> str:
+    return " ".join(text.split()).rstrip(" .;:!?").lower()
+
+
 def _relative_sentences(passage: Passage) -> tuple[tuple[int, int], ...]:
+    """Sentence spans relative to the passage text, without the document's title line.
+
+    A title ("Meta-analysis of vitamin D and fracture risk") is a label, not a
+    proposition: mining it would make a claim no evidence can support or refute.
+    """
+    title = _bare(passage.source.title)
     spans = []
     for pair in passage.sentences or []:
         a, b = int(pair[0]) - passage.start, int(pair[1]) - passage.start
-        if 0 <= a < b <= len(passage.text):
+        if 0 <= a < b <= len(passage.text) and _bare(passage.text[a:b]) != title:
             spans.append((a, b))
     return tuple(spans)
 

@@ -1,0 +1,125 @@
+"""A real run, not factories: pipeline → review → report → every export → re-run diff.
+
+The fixture library is ingested through the real ingest service; the run goes through
+every stage with the offline defaults; the reviewer decides through the review services;
+then one source's content changes and the plan is run again.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pytest
+
+from ledger.models import Claim, Verdict
+from ledger.services.ingest import DocumentInput, ingest_documents
+from ledger.services.sparse_index import sync_sparse_index
+from research import runner, services
+from research.models import Run, RunState
+from review import reports
+from review import services as review
+from review.diff import diff_runs
+from review.exports.bundle import verify_bundle
+from tests.research.fixtures import DOCUMENTS, ingest_fixture_library
+from tests.research.test_runner import small_plan
+
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
+LIBRARY = "fixture-vitamin-d"
+
+
+def _review_everything(run: Run, reviewer) -> tuple[list[Claim], list[Claim]]:
+    """Approve what may be approved, reject the rest with a reason."""
+    approved, rejected = [], []
+    for claim in Claim.objects.filter(run=run).order_by("pk"):
+        if review.approval_refusal(claim, reviewer, review.gate_policy(run.plan_version.plan)):
+            review.do_reject_claim(reviewer, claim, claim.version, "unsupported", "e2e test")
+            rejected.append(claim)
+        else:
+            review.do_approve_claim(reviewer, claim, claim.version)
+            approved.append(claim)
+    return approved, rejected
+
+
+def _change_one_source() -> str:
+    """Ingest an edited text for document 1 (a new snapshot of the same Source)."""
+    title, body = DOCUMENTS[0]
+    edited = body.replace("43 percent", "29 percent")
+    assert edited != body
+    [result] = ingest_documents(
+        [
+            DocumentInput(
+                raw=f"{title}\n\n{edited}".encode(),
+                label=title,
+                canonical_id=f"corpus:{LIBRARY}:1",
+                content_type="text/plain; charset=utf-8",
+                title=title,
+                source_type="paper",
+            )
+        ],
+        ingest_fixture_library(LIBRARY),
+    )
+    assert result.status == "new_snapshot", result
+    sync_sparse_index()
+    return f"corpus:{LIBRARY}:1"
+
+
+def test_it_goes_from_a_real_run_to_verified_exports_and_diffs_a_rerun(author, reviewer, tmp_path):
+    library = ingest_fixture_library(LIBRARY)
+    plan = services.do_create_plan(author, small_plan(), library=library)
+    plan.members.add(reviewer)
+    first = runner.run_to_end(services.check_start_run(author, plan, 1).code)
+    assert first.state == RunState.AWAITING_REVIEW
+
+    approved, rejected = _review_everything(first, reviewer)
+    assert approved, "the fixture library should yield at least one approvable claim"
+    assert review.gate_status(first).open
+
+    report = reports.do_build_report(first, author)
+    texts = {
+        fmt: reports.do_export_report(report, fmt, author).data
+        for fmt in ("md", "html", "pdf", "zip", "bib", "csl")
+    }
+    assert texts["pdf"].startswith(b"%PDF")
+    bundle = tmp_path / "bundle.zip"
+    bundle.write_bytes(texts["zip"])
+    assert verify_bundle(bundle) == []
+    # Excluded claim text never reaches an export, except where the very same words are a
+    # verbatim quote cited for an approved claim (docs/reports.md: the source said them).
+    quotes = [row["quote"] for row in report.outline["appendix_b"]]
+    for claim in rejected:
+        if any(claim.text in quote for quote in quotes):
+            continue
+        for fmt in ("md", "html", "bib", "csl"):
+            assert claim.text.encode() not in texts[fmt], (fmt, claim.text)
+        with zipfile.ZipFile(io.BytesIO(texts["zip"])) as archive:
+            for name in archive.namelist():
+                if not name.startswith("snapshots/"):
+                    assert claim.text.encode() not in archive.read(name), name
+    assert any(
+        claim.text.encode() in texts["md"] for claim in approved if claim.status == Verdict.PASS
+    )
+
+    changed = _change_one_source()
+    rerun = runner.run_to_end(services.check_start_run(author, plan, 1).code)
+    assert rerun.state == RunState.AWAITING_REVIEW
+    diff = diff_runs(first, rerun)
+    # Exactly the one source whose content changed shows up as changed; nothing vanished.
+    assert [(c.canonical_id, c.kind) for c in diff.sources_changed] == [(changed, "changed")]
+    assert diff.sources_gone == [] and diff.sources_new == []
+    # Every decided claim that quoted it is flagged for re-review, saying so; any other
+    # flag says its evidence passages differ (retrieval ranks the new snapshot differently).
+    quoted_changed = {
+        str(c.code)
+        for c in Claim.objects.filter(
+            run=first, evidence__snapshot__source__canonical_id=changed, decisions__isnull=False
+        ).distinct()
+    }
+    flags = {flag.claim: flag.reasons for flag in diff.rereview}
+    assert quoted_changed and quoted_changed <= set(flags)
+    assert quoted_changed == set(diff.sources_changed[0].claims)
+    for code, reasons in flags.items():
+        if code in quoted_changed:
+            assert any(f"{changed} changed" in r for r in reasons), reasons
+        else:
+            assert reasons == ["evidence passages differ from the ones reviewed"], reasons
