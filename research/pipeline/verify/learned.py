@@ -170,15 +170,13 @@ class LearnedVerifier:
             f"thresholds support≥{model.support_threshold:.2f}, "
             f"contradict≥{model.contradict_threshold:.2f}"
         )
-        return Vote(
-            verifier=self.name,
-            family=self.family,
-            claim_id=claim.claim_id,
-            evidence_id=item.evidence_id,
+        return Vote.bind(
+            self.name,
+            self.family,
+            claim,
+            item,
             verdict=verdict,
-            score=round(score, 4),
-            claim_fingerprint=claim.fingerprint,
-            evidence_fingerprint=item.fingerprint,
+            score=score,
             quote=quote,
             rationale=rationale,
         )

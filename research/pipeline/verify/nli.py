@@ -98,15 +98,13 @@ class NLIVerifier:
         else:
             neutral = probs[:, self.roles["neutral"]]
             verdict, score, index = VoteVerdict.INSUFFICIENT, float(neutral.max()), i_e
-        return Vote(
-            verifier=self.name,
-            family=self.family,
-            claim_id=claim.claim_id,
-            evidence_id=item.evidence_id,
+        return Vote.bind(
+            self.name,
+            self.family,
+            claim,
+            item,
             verdict=verdict,
-            score=round(score, 4),
-            claim_fingerprint=claim.fingerprint,
-            evidence_fingerprint=item.fingerprint,
+            score=score,
             quote=sentences[index],
             rationale=(
                 f"best entailment {float(ent[i_e]):.2f}, best contradiction "

@@ -105,6 +105,39 @@ class Vote:
     rationale: str = ""
     flags: tuple[str, ...] = ()
 
+    @classmethod
+    def bind(
+        cls,
+        verifier: str,
+        family: str,
+        claim: ClaimInput,
+        item: EvidenceItem,
+        *,
+        verdict: str,
+        score: float,
+        quote: str = "",
+        rationale: str = "",
+        flags: tuple[str, ...] = (),
+    ) -> Vote:
+        """A vote on an admitted pair, carrying both fingerprints it was judged against.
+
+        For local verifiers that judge the pair they were given; an LLM judge names its
+        own evidence id instead, which admission then checks.
+        """
+        return cls(
+            verifier=verifier,
+            family=family,
+            claim_id=claim.claim_id,
+            evidence_id=item.evidence_id,
+            verdict=verdict,
+            score=round(score, 4),
+            claim_fingerprint=claim.fingerprint,
+            evidence_fingerprint=item.fingerprint,
+            quote=quote,
+            rationale=rationale,
+            flags=flags,
+        )
+
 
 @dataclass(frozen=True)
 class DiscardedVote:

@@ -54,15 +54,13 @@ class RulesVerifier:
     def judge_one(self, claim: ClaimInput, item: EvidenceItem) -> Vote:
         quote, cov = best_sentence(claim.text, item)
         finding = check(claim, item.text, quote, cov, self.config)
-        return Vote(
-            verifier=self.name,
-            family=self.family,
-            claim_id=claim.claim_id,
-            evidence_id=item.evidence_id,
+        return Vote.bind(
+            self.name,
+            self.family,
+            claim,
+            item,
             verdict=finding.verdict,
-            score=round(finding.score, 4),
-            claim_fingerprint=claim.fingerprint,
-            evidence_fingerprint=item.fingerprint,
+            score=finding.score,
             quote=quote,
             rationale=finding.rationale,
             flags=finding.flags,
