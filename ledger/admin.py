@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from ledger.models import (
+    Candidate,
     Claim,
     Disposition,
     EvidenceLink,
@@ -54,6 +55,13 @@ class ClaimAdmin(ReadOnlyAdmin):
     list_display = ["text", "status", "review_state", "disposition", "run"]
     list_filter = ["status", "review_state", "disposition"]
     search_fields = ["text"]
+
+
+@admin.register(Candidate)
+class CandidateAdmin(ReadOnlyAdmin):
+    list_display = ["text", "state", "reason", "run"]
+    list_filter = ["state"]
+    search_fields = ["text", "reason"]
 
 
 @admin.register(EvidenceLink)

@@ -341,6 +341,11 @@ class Claim(models.Model):
         max_length=12, choices=ReviewState.choices, default=ReviewState.UNREVIEWED
     )
     version = models.PositiveIntegerField(default=1, help_text="Optimistic lock for reviews.")
+    counter_evidence = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The counter-evidence stage's queries and pool sizes; empty until it ran.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -436,6 +441,76 @@ class VerifierVote(models.Model):
 
     def __str__(self) -> str:
         return f"{self.verifier}: {self.verdict}"
+
+
+class CandidateState(models.TextChoices):
+    KEPT = "kept"
+    MERGED = "merged"
+    DROPPED = "dropped"
+
+
+class Candidate(models.Model):
+    """Every proposition claim mining considered, and what became of it.
+
+    A candidate is *kept* when it became a claim, *merged* when it was the same
+    proposition as a claim (another wording, or found again under another
+    subquestion), and *dropped* with the reason when it never reached verification
+    (a question, a statement of aim or method, too short, over the claim budget, an
+    anchor that no longer matches its snapshot). Claims are what verifiers vote on;
+    candidates are the miner's account of everything it set aside.
+    """
+
+    run = models.ForeignKey("research.Run", on_delete=models.CASCADE, related_name="candidates")
+    subquestion = models.ForeignKey(
+        "research.Subquestion",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="candidates",
+    )
+    text = models.TextField()
+    fingerprint = models.CharField(max_length=64, help_text="sha256 of normalized text.")
+    claim_type = models.CharField(max_length=20, choices=ClaimType.choices, blank=True)
+    state = models.CharField(max_length=10, choices=CandidateState.choices)
+    reason = models.TextField()
+    claim = models.ForeignKey(
+        Claim,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="candidates",
+        help_text="The claim it became or was merged into.",
+    )
+    # The source sentence, bound to the snapshot like an evidence quote (empty if unbound).
+    passage = models.ForeignKey(
+        Passage, null=True, blank=True, on_delete=models.PROTECT, related_name="candidates"
+    )
+    snapshot = models.ForeignKey(
+        Snapshot, null=True, blank=True, on_delete=models.PROTECT, related_name="candidates"
+    )
+    quote = models.TextField(blank=True)
+    quote_start = models.PositiveIntegerField(null=True, blank=True)
+    quote_end = models.PositiveIntegerField(null=True, blank=True)
+    origin = models.CharField(max_length=80, blank=True, help_text="rules or llm:<model>.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "subquestion", "pk"]
+        constraints = [
+            # Mining a subquestion twice (a retried step) records each candidate once.
+            models.UniqueConstraint(
+                fields=["run", "subquestion", "fingerprint"],
+                name="candidate_unique_per_subquestion",
+                nulls_distinct=False,
+            )
+        ]
+        indexes = [
+            # Ledger "set aside at mining" list: WHERE run_id = %s AND state = %s ORDER BY pk.
+            models.Index(fields=["run", "state"], name="candidate_run_state"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.state}: {self.text[:70]}"
 
 
 class Disposition(models.Model):

@@ -204,6 +204,7 @@ class RunState(models.TextChoices):
     INDEXING = "indexing"
     RETRIEVING = "retrieving"
     MINING = "mining"
+    COUNTERING = "countering", "Gathering counter-evidence"
     VERIFYING = "verifying"
     AWAITING_REVIEW = "awaiting_review"
     SYNTHESIZING = "synthesizing"
@@ -219,7 +220,8 @@ RUN_TRANSITIONS: dict[str, set[str]] = {
     RunState.INGESTING: {RunState.INDEXING},
     RunState.INDEXING: {RunState.RETRIEVING},
     RunState.RETRIEVING: {RunState.MINING, RunState.SEARCHING},  # best-first expansion
-    RunState.MINING: {RunState.VERIFYING},
+    RunState.MINING: {RunState.COUNTERING},
+    RunState.COUNTERING: {RunState.VERIFYING},
     RunState.VERIFYING: {RunState.AWAITING_REVIEW},
     RunState.AWAITING_REVIEW: {RunState.SYNTHESIZING},
     RunState.SYNTHESIZING: {RunState.DONE, RunState.AWAITING_REVIEW},

@@ -29,7 +29,7 @@ from research.models import Run, RunState, StageCheckpoint, StageStatus
 from research.pipeline.records import parse_plan
 from research.progress import publish_run_progress
 from research.providers.base import ProviderError
-from research.stages import expansion, ingest, mine, retrieve, search, verify
+from research.stages import counter, expansion, ingest, mine, retrieve, search, verify
 from research.stages.base import (
     RunCancelled,
     StageContext,
@@ -52,6 +52,7 @@ STAGE_LABELS: dict[str, str] = {
     RunState.INDEXING: "Indexing",
     RunState.RETRIEVING: "Retrieving evidence",
     RunState.MINING: "Mining claims",
+    RunState.COUNTERING: "Gathering counter-evidence",
     RunState.VERIFYING: "Verifying claims",
 }
 
@@ -102,6 +103,11 @@ def handle_retrieving(ctx: StageContext) -> str:
 
 def handle_mining(ctx: StageContext) -> str:
     mine.run(ctx)
+    return RunState.COUNTERING
+
+
+def handle_countering(ctx: StageContext) -> str:
+    counter.run(ctx)
     return RunState.VERIFYING
 
 
@@ -117,10 +123,16 @@ HANDLERS: dict[str, Callable[[StageContext], str]] = {
     RunState.INDEXING: handle_indexing,
     RunState.RETRIEVING: handle_retrieving,
     RunState.MINING: handle_mining,
+    RunState.COUNTERING: handle_countering,
     RunState.VERIFYING: handle_verifying,
 }
 # Stages that collect evidence; a spent wall-time budget skips to mining what was found.
 COLLECTING = {RunState.SEARCHING, RunState.INGESTING, RunState.INDEXING, RunState.RETRIEVING}
+# After it, what was mined is still searched against and verified, never left unjudged.
+AFTER_OUT_OF_TIME: dict[str, str] = {
+    RunState.MINING: RunState.COUNTERING,
+    RunState.COUNTERING: RunState.VERIFYING,
+}
 
 
 # --- the step ---------------------------------------------------------------------------
@@ -262,8 +274,7 @@ def _out_of_time(ctx: StageContext, schedule: Schedule) -> StepResult:
     run.save(update_fields=["stop_reason"])
     if run.state in COLLECTING:
         return _jump(ctx, RunState.MINING, schedule)
-    target = RunState.VERIFYING if run.state == RunState.MINING else RunState.AWAITING_REVIEW
-    return _advance(ctx, target, schedule)
+    return _advance(ctx, AFTER_OUT_OF_TIME.get(run.state, RunState.AWAITING_REVIEW), schedule)
 
 
 def _jump(ctx: StageContext, target: str, schedule: Schedule) -> StepResult:

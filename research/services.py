@@ -45,6 +45,7 @@ CANCELLABLE_STATES = {
     RunState.INDEXING,
     RunState.RETRIEVING,
     RunState.MINING,
+    RunState.COUNTERING,
     RunState.VERIFYING,
 }
 

@@ -10,6 +10,7 @@ Entry points used by the run stages and the review helper:
 
 - ``do_mine_subquestion(run, subquestion_key, pools) -> int``
 - ``do_save_claims(run, result, subquestion=None) -> list[Claim]``
+- ``do_gather_counter_evidence(claim, retrieve) -> dict`` (the counter-evidence stage)
 - ``do_verify_claim(claim, *, retrieve=None, config=None) -> ClaimVerdict``
 - ``do_record_verdict(claim, verdict, items) -> Claim``
 - ``reverify_claim_text(claim, new_text) -> ClaimVerdict`` (no writes)
@@ -24,7 +25,10 @@ from typing import Any
 from django.db import transaction
 
 from ledger.models import (
+    Candidate,
+    CandidateState,
     Claim,
+    ClaimType,
     DispositionState,
     EvidenceLink,
     Passage,
@@ -54,6 +58,7 @@ from research.pipeline.verify.records import (
 
 __all__ = [
     "MIN_QUOTE_CHARS",
+    "do_gather_counter_evidence",
     "do_mine_subquestion",
     "do_record_verdict",
     "do_save_claims",
@@ -190,24 +195,41 @@ def do_mine_subquestion(run: Run, subquestion_key: str, pools: dict[str, Any]) -
     cfg = MineConfig(focus=subquestion.text if subquestion else "")
     client = LLMClient.from_settings()
     result = mine_claims_llm(passages, client, cfg) if client else mine_claims(passages, cfg)
-    saved = do_save_claims(run, result, subquestion)
-    return sum(1 for c in saved if c.disposition != DispositionState.DROPPED)
+    return len(do_save_claims(run, result, subquestion))
 
 
 def do_save_claims(
     run: Run, result: MiningResult, subquestion: Subquestion | None = None
 ) -> list[Claim]:
-    """Claims with anchor links, or dropped claims with their reasons (idempotent)."""
+    """The claims this mining result adds or extends; a candidate row for everything in it.
+
+    Only a proposition with at least one anchor that still matches its snapshot becomes
+    a claim (and goes on to counter-evidence and verification). The rest are recorded as
+    dropped candidates with the reason, merged wordings as merged candidates. Idempotent:
+    saving the same result twice adds nothing.
+    """
     with transaction.atomic():
-        saved = [_save_draft(run, subquestion, draft) for draft in result.claims]
+        saved = [c for c in (_save_draft(run, subquestion, d) for d in result.claims) if c]
         for candidate in result.dropped:
-            claim = _save_dropped(run, subquestion, candidate)
-            if claim is not None:
-                saved.append(claim)
+            _save_dropped(run, subquestion, candidate)
     return saved
 
 
-def _save_draft(run: Run, subquestion: Subquestion | None, draft: ClaimDraft) -> Claim:
+def _save_draft(run: Run, subquestion: Subquestion | None, draft: ClaimDraft) -> Claim | None:
+    bound = [(a, b) for a in draft.anchors if (b := _bind_anchor(a)) is not None]
+    if not bound:
+        first = draft.anchors[0] if draft.anchors else None
+        _candidate(
+            run,
+            subquestion,
+            draft.text,
+            CandidateState.DROPPED,
+            "its source sentence no longer matches the snapshot text",
+            claim_type=draft.claim_type,
+            origin=draft.origin,
+            anchor_text=first.quote if first else "",
+        )
+        return None
     claim, created = Claim.objects.get_or_create(
         run=run,
         fingerprint=draft.fingerprint,
@@ -221,47 +243,74 @@ def _save_draft(run: Run, subquestion: Subquestion | None, draft: ClaimDraft) ->
             "time_sensitive": draft.time_sensitive,
         },
     )
-    bound = [_anchor_link(claim, a) for a in draft.anchors]
-    valid = [link for link in bound if link is not None]
-    if not created:
-        return claim
-    if not valid:
-        _dispose(claim, DispositionState.DROPPED, "no anchor quote matches the snapshot text")
-        _unverified(claim, "dropped at mining: its source sentence could not be bound")
-        return claim
-    merged = f"; merged wordings: {draft.mentions}" if draft.mentions else ""
-    reason = f"mined ({draft.origin}) from {len(valid)} passage(s){merged}"
-    _dispose(claim, DispositionState.PENDING, reason, stage="mining")
-    return claim
-
-
-def _save_dropped(
-    run: Run, subquestion: Subquestion | None, candidate: DroppedCandidate
-) -> Claim | None:
-    fingerprint = claim_fingerprint(candidate.text)
-    if Claim.objects.filter(run=run, fingerprint=fingerprint).exists():
-        return None  # the same proposition was kept (or dropped) already
-    claim = Claim.objects.create(
-        run=run,
-        subquestion=subquestion,
-        text=candidate.text,
-        fingerprint=fingerprint,
-        claim_type=candidate.claim_type,
+    for anchor, binding in bound:
+        _anchor_link(claim, anchor, binding)
+    where = f"from {len(bound)} passage(s)"
+    if created:
+        merged = f"; merged wordings: {draft.mentions}" if draft.mentions else ""
+        _dispose(claim, DispositionState.PENDING, f"mined ({draft.origin}) {where}{merged}")
+        state, reason = CandidateState.KEPT, f"became a claim; mined {where}"
+    else:
+        state = CandidateState.MERGED
+        reason = "the same proposition was already a claim of this run; its anchors were added"
+    _candidate(
+        run,
+        subquestion,
+        draft.text,
+        state,
+        reason,
+        claim=claim,
+        claim_type=draft.claim_type,
+        origin=draft.origin,
+        binding=bound[0][1],
     )
-    if candidate.anchor.quote:
-        _anchor_link(claim, candidate.anchor)
-    _dispose(claim, DispositionState.DROPPED, candidate.reason)
-    _unverified(claim, f"dropped at mining: {candidate.reason}")
+    for wording in draft.mentions:
+        _candidate(
+            run,
+            subquestion,
+            wording,
+            CandidateState.MERGED,
+            "another wording of the same proposition (same content words and numbers)",
+            claim=claim,
+            claim_type=draft.claim_type,
+            origin=draft.origin,
+        )
     return claim
 
 
-def _anchor_link(claim: Claim, anchor: Any) -> EvidenceLink | None:
-    passage = Passage.objects.select_related("snapshot").filter(pk=int(anchor.passage_id)).first()
+def _save_dropped(run: Run, subquestion: Subquestion | None, dropped: DroppedCandidate) -> None:
+    _candidate(
+        run,
+        subquestion,
+        dropped.text,
+        CandidateState.DROPPED,
+        dropped.reason,
+        claim_type=dropped.claim_type,
+        binding=_bind_anchor(dropped.anchor) if dropped.anchor.quote else None,
+        anchor_text=dropped.anchor.quote,
+    )
+
+
+Binding = tuple[Passage, int, int]
+
+
+def _bind_anchor(anchor: Any) -> Binding | None:
+    """The anchor's passage and snapshot span when its quote is still there verbatim."""
+    passage = (
+        Passage.objects.select_related("snapshot").filter(pk=int(anchor.passage_id)).first()
+        if str(anchor.passage_id).isdigit()
+        else None
+    )
     if passage is None or passage.fingerprint != anchor.passage_fingerprint:
         return None
     start, end = anchor.snapshot_span
     if bind_quote(passage.snapshot.text, anchor.quote, start) is None:
         return None
+    return passage, start, end
+
+
+def _anchor_link(claim: Claim, anchor: Any, binding: Binding) -> EvidenceLink:
+    passage, start, end = binding
     link, _ = EvidenceLink.objects.get_or_create(
         claim=claim,
         passage=passage,
@@ -278,18 +327,50 @@ def _anchor_link(claim: Claim, anchor: Any) -> EvidenceLink | None:
     return link
 
 
+def _candidate(
+    run: Run,
+    subquestion: Subquestion | None,
+    text: str,
+    state: str,
+    reason: str,
+    *,
+    claim: Claim | None = None,
+    claim_type: str = "",
+    origin: str = "",
+    binding: Binding | None = None,
+    anchor_text: str = "",
+) -> Candidate:
+    """One row per proposition per subquestion; an unbound anchor is kept in the reason."""
+    fields: dict[str, Any] = {
+        "text": text,
+        "state": state,
+        "reason": reason,
+        "claim": claim,
+        "claim_type": claim_type if claim_type in ClaimType.values else "",
+        "origin": origin[:80],
+    }
+    if binding is not None:
+        passage, start, end = binding
+        fields |= {
+            "passage": passage,
+            "snapshot": passage.snapshot,
+            "quote": passage.snapshot.text[start:end],
+            "quote_start": start,
+            "quote_end": end,
+        }
+    elif anchor_text:
+        fields["reason"] = f"{reason} (source sentence, unbound: “{anchor_text[:300]}”)"
+    candidate, _ = Candidate.objects.get_or_create(
+        run=run, subquestion=subquestion, fingerprint=claim_fingerprint(text), defaults=fields
+    )
+    return candidate
+
+
 def _dispose(claim: Claim, state: str, reason: str, stage: str = "mining") -> None:
     claim.disposition = state
     claim.disposition_reason = reason
     claim.save(update_fields=["disposition", "disposition_reason"])
     claim.dispositions.create(state=state, reason=reason, stage=stage)
-
-
-def _unverified(claim: Claim, why: str) -> None:
-    claim.status = Verdict.UNCERTAIN
-    claim.rationale = f"UNCERTAIN: not verified — {why}."
-    claim.flags = ["uncertain"]
-    claim.save(update_fields=["status", "rationale", "flags"])
 
 
 # --- verification -------------------------------------------------------------------
@@ -344,26 +425,95 @@ def default_config() -> VerifyConfig:
     return VerifyConfig(verifiers=verifiers, notes=notes)
 
 
+def do_gather_counter_evidence(claim: Claim, retrieve: Retrieve | None) -> dict[str, Any]:
+    """The counter-evidence stage for one claim: support and refutation queries, pools saved.
+
+    Saved on the claim (``counter_evidence``) as the queries with how many passages each
+    found, and the support / refute / background pools as passage ids with their scores,
+    so verification judges exactly what this stage gathered, and a reviewer can see what
+    was searched for. Without retrieval the claim is judged on its anchors alone, and the
+    record says so.
+    """
+    if retrieve is None:
+        record: dict[str, Any] = {
+            "unavailable": "retrieval unavailable; judged on its anchor passages only",
+            "queries": [],
+            "pools": {},
+        }
+    else:
+        found: dict[str, int] = {}
+        fetch = retrieve
+
+        def counted(text: str, k: int) -> list[EvidenceItem]:
+            items = fetch(text, k)
+            found[text] = len(items)
+            return items
+
+        queries = counter_queries(claim.text, claim.claim_type, claim.entities)
+        pools = gather_pools(queries, counted, k=COUNTER_K, anchors=anchor_items(claim))
+        record = {
+            "queries": [
+                {"text": q.text, "intent": q.intent, "pool": str(q.pool), "found": found[q.text]}
+                for q in queries
+            ],
+            "pools": {
+                str(name): [[int(i.passage_id), round(float(i.score), 6)] for i in items]
+                for name, items in (
+                    (PoolName.SUPPORT, pools.support),
+                    (PoolName.REFUTE, pools.refute),
+                    (PoolName.BACKGROUND, pools.background),
+                )
+            },
+        }
+    claim.counter_evidence = record
+    claim.save(update_fields=["counter_evidence"])
+    return record
+
+
+def gathered_pools(claim: Claim) -> Pools:
+    """The pools the counter-evidence stage saved, anchors first in support, each in context."""
+    saved: dict[str, list[list[float]]] = claim.counter_evidence.get("pools", {})
+    ids = [int(pair[0]) for pairs in saved.values() for pair in pairs]
+    rows = Passage.objects.select_related("source", "snapshot").in_bulk(ids)
+    anchors = anchor_items(claim)
+    pools: dict[str, list[EvidenceItem]] = {str(p): [] for p in PoolName}
+    pools[str(PoolName.SUPPORT)] = list(anchors)
+    anchor_ids = {a.evidence_id for a in anchors}
+    for name, pairs in saved.items():
+        for passage_id, score in pairs:
+            passage = rows.get(int(passage_id))
+            if passage is not None and str(passage.pk) not in anchor_ids and name in pools:
+                pools[name].append(evidence_item(passage, name, score=float(score)))
+    return Pools(
+        support=tuple(pools[str(PoolName.SUPPORT)]),
+        refute=tuple(pools[str(PoolName.REFUTE)]),
+        background=tuple(pools[str(PoolName.BACKGROUND)]),
+    )
+
+
 def do_verify_claim(
     claim: Claim, *, retrieve: Retrieve | None = None, config: VerifyConfig | None = None
 ) -> ClaimVerdict | None:
-    """1. anchors, 2. counter-evidence pools, 3. verify, 4. record (skips decided claims)."""
+    """Verify against the gathered pools (gathering them first when that stage has not run).
+
+    Skips a claim that already has a verdict; ``retrieve`` defaults to the run's library.
+    """
     if claim.status != Verdict.PENDING:
         return None
     config = config or default_config()
-    anchors = anchor_items(claim)
-    retrieve = retrieve if retrieve is not None else library_retrieve(claim.run)
-    if retrieve is None:
-        pools = Pools(support=tuple(anchors))
+    if not claim.counter_evidence:
+        do_gather_counter_evidence(
+            claim, retrieve if retrieve is not None else library_retrieve(claim.run)
+        )
+    unavailable = claim.counter_evidence.get("unavailable")
+    if unavailable:
         config = VerifyConfig(
             config.verifiers,
             config.aggregate,
             config.quotes,
-            {**config.notes, "counter-evidence": "retrieval unavailable; anchors only"},
+            {**config.notes, "counter-evidence": str(unavailable)},
         )
-    else:
-        queries = counter_queries(claim.text, claim.claim_type, claim.entities)
-        pools = gather_pools(queries, retrieve, k=COUNTER_K, anchors=anchors)
+    pools = gathered_pools(claim)
     verdict = verify_claim(claim_input(claim), pools, config)
     do_record_verdict(claim, verdict, pools.items())
     return verdict

@@ -2,12 +2,13 @@
 
 The pools the retrieve stage saved go to ``ledger.services.claims`` subquestion by
 subquestion; claims are unique per run and fingerprint, so a resumed stage adds none
-twice. When this build has no claim miner, the stage says so and mines nothing.
+twice. Every candidate the miner produced is recorded as kept, merged or dropped with its
+reason (``ledger.models.Candidate``); only kept ones become claims. When this build has no claim miner, the stage says so and mines nothing.
 """
 
 from __future__ import annotations
 
-from ledger.models import Claim
+from ledger.models import Candidate, CandidateState, Claim
 from research.stages.adapters import optional_module
 from research.stages.base import StageContext
 from research.stages.retrieve import pools_of
@@ -26,6 +27,7 @@ def run(ctx: StageContext) -> None:
     done: list[str] = list(ctx.cursor.get("done_subquestions", []))
     ctx.progress(len(done), len(subquestions))
     claims = Claim.objects.filter(run=ctx.run)
+    candidates = Candidate.objects.filter(run=ctx.run)
     for sq in subquestions:
         if sq.key in done:
             continue
@@ -34,4 +36,8 @@ def run(ctx: StageContext) -> None:
         done.append(sq.key)
         ctx.save_cursor(done_subquestions=done, done=len(done), total=len(subquestions))
         # one claim per proposition: a merge across subquestions adds evidence, not a claim
-        ctx.count(claims=claims.count(), dropped=claims.filter(disposition="dropped").count())
+        ctx.count(
+            claims=claims.count(),
+            candidates=candidates.count(),
+            **{f"candidates_{s}": candidates.filter(state=s).count() for s in CandidateState},
+        )

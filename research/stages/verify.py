@@ -1,10 +1,10 @@
-"""Verify stage: counter-evidence pools and verifier votes per claim (``ledger.services.claims``).
+"""Verify stage: verifier votes per claim against the pools the counter-evidence stage saved.
 
-The verifier families and the retrieval function are built once per stage; claims are
-verified one by one, oldest first. A claim that already has a verdict is skipped, and
-votes are unique per claim, evidence and verifier, so a resumed stage casts no vote
-twice. When this build has no verifier, the stage says so and every claim stays PENDING
-for review.
+The verifier families are built once per stage; claims are verified one by one, oldest
+first. A claim that already has a verdict is skipped, and votes are unique per claim,
+evidence and verifier, so a resumed stage casts no vote twice. A claim without saved
+pools (a run upgraded mid-way) has them gathered first. When this build has no verifier,
+the stage says so and every claim stays PENDING for review.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ def run(ctx: StageContext) -> None:
     config = claims.default_config()
     for family, why in getattr(config, "notes", {}).items():
         ctx.note(family, why)
-    retrieve = claims.library_retrieve(ctx.run)
     run_claims = Claim.objects.filter(run=ctx.run)
+    ungathered = run_claims.filter(status=Verdict.PENDING, counter_evidence={}).exists()
+    retrieve = claims.library_retrieve(ctx.run) if ungathered else None
     total = run_claims.count()
     for claim in run_claims.filter(status=Verdict.PENDING).order_by("pk"):
         ctx.progress(total - run_claims.filter(status=Verdict.PENDING).count(), total)
