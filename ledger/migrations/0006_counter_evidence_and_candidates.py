@@ -9,6 +9,7 @@ class Migration(migrations.Migration):
     dependencies = [
         ('ledger', '0005_sparseposting_source'),
         ('research', '0003_countering_state'),
+        ('review', '0002_append_only_trigger'),
     ]
 
     operations = [
@@ -44,3 +45,54 @@ class Migration(migrations.Migration):
             },
         ),
     ]
+
+
+def move_mining_drops_to_candidates(apps, schema_editor):
+    """Claims dropped at mining (never verified, never reviewed) become dropped candidates.
+
+    Before this migration the miner stored its set-aside propositions as Claim rows with
+    disposition "dropped"; they are candidates, not claims. Nothing is lost: text, type,
+    subquestion, reason and the bound source sentence move over, then the claim goes.
+    """
+    Claim = apps.get_model("ledger", "Claim")
+    Candidate = apps.get_model("ledger", "Candidate")
+    drops = (
+        Claim.objects.filter(
+            disposition="dropped",
+            votes__isnull=True,
+            decisions__isnull=True,
+            dispositions__stage="mining",
+            dispositions__state="dropped",
+        )
+        .distinct()
+        .order_by("pk")
+    )
+    for claim in drops:
+        anchor = claim.evidence.filter(is_anchor=True).order_by("pk").first()
+        bound = {}
+        if anchor is not None:
+            bound = {
+                "passage_id": anchor.passage_id,
+                "snapshot_id": anchor.snapshot_id,
+                "quote": anchor.quote,
+                "quote_start": anchor.quote_start,
+                "quote_end": anchor.quote_end,
+            }
+        Candidate.objects.get_or_create(
+            run_id=claim.run_id,
+            subquestion_id=claim.subquestion_id,
+            fingerprint=claim.fingerprint,
+            defaults={
+                "text": claim.text,
+                "claim_type": claim.claim_type,
+                "state": "dropped",
+                "reason": claim.disposition_reason or "dropped at mining",
+                **bound,
+            },
+        )
+        claim.delete()
+
+
+Migration.operations.append(
+    migrations.RunPython(move_mining_drops_to_candidates, migrations.RunPython.noop)
+)

@@ -58,6 +58,7 @@ from research.pipeline.verify.records import (
 
 __all__ = [
     "MIN_QUOTE_CHARS",
+    "ledger_gaps",
     "do_gather_counter_evidence",
     "do_mine_subquestion",
     "do_record_verdict",
@@ -707,3 +708,30 @@ def _count_in_run(run_id: int, counts: dict[str, int], verdict: ClaimVerdict) ->
     section[status] = int(section.get(status, 0)) + 1
     run.counters = {**run.counters, "verification": section}
     run.save(update_fields=["counters"])
+
+
+# --- completeness -------------------------------------------------------------------
+
+
+def ledger_gaps(run: Run) -> dict[str, int]:
+    """How many of the run's claims lack each part a reviewer needs (all zero when whole).
+
+    A claim is whole when it has a verdict, at least one quote bound to a snapshot, at
+    least one valid verifier vote, a rationale, a disposition, and its counter-evidence
+    search on record; a dropped candidate is whole when it says why.
+    """
+    from django.db.models import Exists, OuterRef
+
+    claims = Claim.objects.filter(run=run).annotate(
+        quoted=Exists(EvidenceLink.objects.filter(claim=OuterRef("pk")).exclude(quote="")),
+        voted=Exists(VerifierVote.objects.filter(claim=OuterRef("pk"), valid=True)),
+    )
+    return {
+        "without_verdict": claims.filter(status=Verdict.PENDING).count(),
+        "without_quote": claims.filter(quoted=False).count(),
+        "without_votes": claims.filter(voted=False).count(),
+        "without_rationale": claims.filter(rationale="").count(),
+        "without_disposition": claims.filter(disposition=DispositionState.PENDING).count(),
+        "without_counter_evidence": claims.filter(counter_evidence={}).count(),
+        "candidates_without_reason": Candidate.objects.filter(run=run, reason="").count(),
+    }

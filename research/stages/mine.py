@@ -3,7 +3,8 @@
 The pools the retrieve stage saved go to ``ledger.services.claims`` subquestion by
 subquestion; claims are unique per run and fingerprint, so a resumed stage adds none
 twice. Every candidate the miner produced is recorded as kept, merged or dropped with its
-reason (``ledger.models.Candidate``); only kept ones become claims. When this build has no claim miner, the stage says so and mines nothing.
+reason (``ledger.models.Candidate``); only kept ones become claims. When this build has
+no claim miner, the stage says so and mines nothing.
 """
 
 from __future__ import annotations

@@ -5,16 +5,19 @@ from types import SimpleNamespace
 
 import pytest
 
-from ledger.models import Claim, Disposition, EvidenceLink, Passage, VerifierVote
+from ledger.models import Candidate, Claim, EvidenceLink, Passage, VerifierVote
 from ledger.services.claims import (
     context_items,
+    do_gather_counter_evidence,
     do_mine_subquestion,
     do_save_claims,
     do_verify_claim,
     evidence_item,
+    ledger_gaps,
     passage_input,
     reverify_claim_text,
 )
+from research.models import Subquestion
 from research.pipeline.claims import mine_claims
 from research.pipeline.verify import VerifyConfig
 from research.pipeline.verify.records import Vote
@@ -103,26 +106,105 @@ def test_it_is_idempotent_when_a_stage_saves_the_same_claims_twice(run, support_
     assert (Claim.objects.count(), EvidenceLink.objects.count()) == before
 
 
-def test_it_drops_a_claim_whose_anchor_no_longer_matches_the_snapshot(run, support_passage):
+def test_it_records_a_draft_whose_anchor_no_longer_matches_as_a_dropped_candidate(
+    run, support_passage
+):
     result = mine_claims([passage_input(support_passage)])
     draft = result.claims[0]
     draft.anchors = [replace(a, start=a.start + 3, end=a.end + 3) for a in draft.anchors]
-    claim = do_save_claims(run, replace(result, claims=[draft], dropped=[]))[0]
-    assert claim.disposition == "dropped"
-    assert "could not be bound" in claim.rationale or "anchor" in claim.disposition_reason
-    assert claim.status == "uncertain"
-    assert not claim.evidence.exists()
+    assert do_save_claims(run, replace(result, claims=[draft], dropped=[])) == []
+    assert not Claim.objects.filter(run=run).exists()
+    candidate = Candidate.objects.get(run=run)
+    assert (candidate.state, candidate.text, candidate.claim) == ("dropped", draft.text, None)
+    assert "no longer matches the snapshot" in candidate.reason
+    assert candidate.quote == "" and candidate.passage is None
 
 
-def test_it_keeps_dropped_candidates_with_their_reason(run):
+def test_it_records_dropped_candidates_with_their_reason_and_no_claim(run):
     passage = make_passage(
         make_snapshot("Is aspirin safe for adults with fever? We aimed to test it in adults.")
     )
-    claims = mined(run, passage)
-    assert {c.disposition for c in claims} == {"dropped"}
-    assert {c.disposition_reason for c in claims} >= {"a question, not a claim"}
-    assert all(c.status == "uncertain" and c.rationale for c in claims)
-    assert Disposition.objects.filter(claim__in=claims, state="dropped").count() == len(claims)
+    assert mined(run, passage) == []
+    assert not Claim.objects.filter(run=run).exists()
+    dropped = Candidate.objects.filter(run=run)
+    assert {c.state for c in dropped} == {"dropped"}
+    assert {c.reason for c in dropped} >= {"a question, not a claim"}
+    for candidate in dropped:
+        assert candidate.snapshot.text[candidate.quote_start : candidate.quote_end] == (
+            candidate.quote
+        )
+
+
+def test_it_accounts_for_every_candidate_as_kept_merged_or_dropped(run, support_passage):
+    result = mine_claims([passage_input(support_passage)])
+    result.claims[0].mentions.append("Aspirin, in a randomized trial of 400 adults, reduces fever.")
+    claims = do_save_claims(run, result)
+    candidates = Candidate.objects.filter(run=run)
+    kept = candidates.filter(state="kept")
+    assert sorted(c.claim_id for c in kept) == sorted(c.pk for c in claims)
+    merged = candidates.get(state="merged")
+    assert merged.claim == claims[0] and "another wording" in merged.reason
+    assert candidates.filter(state="dropped").count() == len(result.dropped)
+    assert all(c.reason for c in candidates)
+    do_save_claims(run, result)
+    assert Candidate.objects.filter(run=run).count() == candidates.count()
+
+
+def test_it_merges_a_proposition_mined_again_under_another_subquestion(run, support_passage):
+    first = Subquestion.objects.get(plan_version=run.plan_version, key="sq1")
+    second = Subquestion.objects.create(plan_version=run.plan_version, key="sq2", text="Y?")
+    do_save_claims(run, mine_claims([passage_input(support_passage)]), first)
+    claims = Claim.objects.filter(run=run).count()
+    do_save_claims(run, mine_claims([passage_input(support_passage)]), second)
+    assert Claim.objects.filter(run=run).count() == claims
+    again = Candidate.objects.filter(run=run, subquestion=second)
+    assert {c.state for c in again if c.claim_id} == {"merged"}
+    assert all(c.claim.subquestion == first for c in again if c.claim_id)
+
+
+def test_it_saves_support_and_refutation_queries_and_their_pools(
+    run, support_passage, refute_passage
+):
+    claim = next(c for c in mined(run, support_passage) if "fever" in c.text)
+    asked: list[str] = []
+
+    def retrieve(text, k):
+        asked.append(text)
+        return [evidence_item(refute_passage, "support")] if "limitations" in text else []
+
+    record = do_gather_counter_evidence(claim, retrieve)
+    claim.refresh_from_db()
+    assert claim.counter_evidence == record
+    intents = {q["intent"] for q in record["queries"]}
+    assert intents == {"support", "negation", "limitation", "failure", "replication", "comparison"}
+    assert [q["text"] for q in record["queries"]] == asked
+    assert [p for p, _ in record["pools"]["refute"]] == [refute_passage.pk]
+    anchors = set(claim.evidence.filter(is_anchor=True).values_list("passage_id", flat=True))
+    assert {p for p, _ in record["pools"]["support"]} == anchors
+
+
+def test_it_verifies_against_the_pools_the_counter_stage_saved(
+    run, support_passage, refute_passage
+):
+    claim = next(c for c in mined(run, support_passage) if "fever" in c.text)
+    do_gather_counter_evidence(claim, lambda text, k: [evidence_item(refute_passage, "support")])
+
+    def no_retrieval(text, k):
+        raise AssertionError("verification must not search again")
+
+    do_verify_claim(claim, retrieve=no_retrieval, config=CONFIG)
+    claim.refresh_from_db()
+    assert claim.status == "fail"
+    assert claim.evidence.get(passage=refute_passage).pool == "refute"
+
+
+def test_it_says_when_a_claim_was_judged_without_counter_evidence(run, support_passage):
+    claim = mined(run, support_passage)[0]
+    do_gather_counter_evidence(claim, None)
+    do_verify_claim(claim, config=CONFIG)
+    claim.refresh_from_db()
+    assert claim.status != "pending"
+    assert "counter-evidence: retrieval unavailable" in claim.rationale
 
 
 def test_it_records_votes_links_verdict_and_disposition(run, support_passage, refute_passage):
@@ -185,3 +267,15 @@ def test_it_judges_a_retrieved_chunk_in_its_parent_section(support_passage):
     [got] = context_items(hits)
     assert got.passage_id == str(section.pk)
     assert got.text == snapshot.text
+
+
+def test_it_counts_the_parts_a_claim_lacks(run, support_passage):
+    claims = mined(run, support_passage)
+    gaps = ledger_gaps(run)
+    assert gaps["without_votes"] == gaps["without_verdict"] == len(claims)
+    assert gaps["without_counter_evidence"] == len(claims) and gaps["without_quote"] == 0
+    for claim in claims:
+        do_verify_claim(claim, retrieve=lambda text, k: [], config=CONFIG)
+    assert not any(ledger_gaps(run).values())
+    VerifierVote.objects.filter(claim=claims[0]).update(valid=False)
+    assert ledger_gaps(run)["without_votes"] == 1

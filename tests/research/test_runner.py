@@ -96,7 +96,7 @@ def test_it_runs_a_plan_through_every_stage_to_awaiting_review(author, library):
     assert run.finished_at is not None
     names = [s for s, _, _ in stages(run)]
     assert names[:5] == ["queued", "searching", "ingesting", "indexing", "retrieving"]
-    assert names[-2:] == ["mining", "verifying"]
+    assert names[-3:] == ["mining", "countering", "verifying"]
     assert all(status == "done" for _, _, status in stages(run))
     assert run.counters["queries"] >= 3 and run.counters["hits"] > 0
     assert run.counters["sources"] > 1 and run.counters["passages"] > 1
@@ -109,6 +109,48 @@ def test_it_runs_a_plan_through_every_stage_to_awaiting_review(author, library):
     assert run.counters["claims"] == claims.count() > 0
     assert not claims.filter(status="pending").exists()  # every mined claim was verified
     assert not claims.filter(disposition="pending").exists()
+    for claim in claims:  # searched against counter-evidence before it was judged
+        intents = {q["intent"] for q in claim.counter_evidence["queries"]}
+        assert {"negation", "limitation", "replication"} <= intents
+    countering = run.checkpoints.get(stage="countering")
+    assert countering.counters["counter_queries"] >= 5 * claims.count()
+    candidates = run.candidates.all()
+    assert candidates.filter(state="kept").count() == claims.count()
+    assert all(c.reason for c in candidates)
+
+
+def test_it_resumes_counter_evidence_without_searching_a_claim_twice(author, library, monkeypatch):
+    from ledger.services import claims as claim_services
+
+    run = run_until(start(author, library), RunState.COUNTERING)
+    claims = list(Claim.objects.filter(run=run).order_by("pk"))
+    assert len(claims) >= 2
+    original = claim_services.do_gather_counter_evidence
+    gathered: list[int] = []
+
+    def dies_on_second(claim, retrieve):
+        if len(gathered) == 1:
+            raise SystemExit("worker killed")
+        gathered.append(claim.pk)
+        return original(claim, retrieve)
+
+    monkeypatch.setattr(claim_services, "do_gather_counter_evidence", dies_on_second)
+    with pytest.raises(SystemExit):
+        runner.step(run.code)
+    resumed: list[int] = []
+
+    def recorded(claim, retrieve):
+        resumed.append(claim.pk)
+        return original(claim, retrieve)
+
+    monkeypatch.setattr(claim_services, "do_gather_counter_evidence", recorded)
+    runner.step(run.code)
+
+    run.refresh_from_db()
+    assert run.state == RunState.VERIFYING
+    assert gathered == [claims[0].pk] and claims[0].pk not in resumed
+    assert sorted(resumed) == [c.pk for c in claims[1:]]
+    assert not Claim.objects.filter(run=run, counter_evidence={}).exists()
 
 
 def test_it_records_follow_ups_and_why(author, library):

@@ -37,6 +37,10 @@ def test_it_runs_a_plan_synchronously_and_prints_figures(author, tmp_path):
     assert float(figures["wall_s"]) > 0
     assert float(figures["stage_searching_s"]) > 0 and "stage_verifying_s" in figures
     assert int(figures["queries"]) == 2 and int(figures["claims"]) == run.claims.count()
+    assert int(figures["candidates_kept"]) == run.claims.count()
+    gaps = {k: int(v) for k, v in figures.items() if k.startswith("ledger_")}
+    assert set(gaps) >= {"ledger_without_votes", "ledger_without_quote", "ledger_without_verdict"}
+    assert not any(gaps.values()), gaps  # every claim: verdict, quote, votes, rationale, ...
     details = json.loads((tmp_path / "run.json").read_text())
     assert details["run"] == str(run.code)
     assert [s["stage"] for s in details["stages"]][-1] == "verifying"

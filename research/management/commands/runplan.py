@@ -11,7 +11,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ledger.models import Library
+from ledger.models import CandidateState, Library
+from ledger.services.claims import ledger_gaps
 from research import runner, services
 from research.models import Plan, Run
 
@@ -102,6 +103,10 @@ def run_figures(run: Run, wall_s: float) -> dict[str, Any]:
     figures["rounds"] = run.counters.get("round", 0) + 1
     for status in ("pass", "fail", "uncertain", "pending"):
         figures[f"claims_{status}"] = run.claims.filter(status=status).count()
+    for state in CandidateState:
+        figures[f"candidates_{state}"] = run.candidates.filter(state=state).count()
+    for gap, count in ledger_gaps(run).items():
+        figures[f"ledger_{gap}"] = count
     return figures
 
 
