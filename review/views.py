@@ -1,4 +1,5 @@
-"""The ledger, the claim capsule with its decisions, the audit trail and snapshot views."""
+"""The ledger, the mining candidates, the claim capsule with its decisions, the audit trail
+and snapshot views."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ from uuid import UUID
 
 from django.contrib import messages
 from django.core.paginator import Paginator
+from django.db.models import Count, F, Q, QuerySet
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from ledger.models import Claim, EvidenceLink
+from ledger.models import Candidate, CandidateState, Claim, EvidenceLink
 from research.http import AuthedHttpRequest
 from research.models import Run
 from research.services import get_run_for_user
@@ -20,6 +22,8 @@ from review import services
 from review.forms import ApproveForm, LedgerFilterForm, NarrowForm, RejectForm
 
 LEDGER_PAGE_SIZE = 50
+CANDIDATE_PAGE_SIZE = 100
+COUNTER_POOLS = ("support", "refute", "background")
 
 
 # --- ledger ---------------------------------------------------------------------------
@@ -44,9 +48,53 @@ def show_ledger(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
         "form": form,
         "gate": services.gate_status(run),
         "subquestions": services.subquestion_counts(run),
+        "candidates": candidate_counts(run),
         "can_decide": services.can_decide(request.user, plan),
     }
     return render(request, "review/ledger.html", context)
+
+
+def candidate_counts(run: Run) -> dict[str, int]:
+    """How many propositions mining considered, and how many it kept, merged or dropped."""
+    return Candidate.objects.filter(run=run).aggregate(
+        total=Count("pk"),
+        **{state: Count("pk", filter=Q(state=state)) for state in CandidateState.values},
+    )
+
+
+# --- candidates -----------------------------------------------------------------------
+
+
+@require_GET
+def show_candidates(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
+    """Everything the claim miner considered for a run, by subquestion, with the reasons."""
+    run = get_run_for_user(request.user, code)
+    state = request.GET.get("state", "")
+    if state not in CandidateState.values:
+        state = ""
+    rows = run_candidates(run, state)
+    page = Paginator(rows, CANDIDATE_PAGE_SIZE).get_page(request.GET.get("page"))
+    context = {
+        "run": run,
+        "plan": run.plan_version.plan,
+        "page": page,
+        "state": state,
+        "states": CandidateState.choices,
+        "counts": candidate_counts(run),
+        "query": _query_without(request, "page"),
+    }
+    return render(request, "review/candidates.html", context)
+
+
+def run_candidates(run: Run, state: str = "") -> QuerySet[Candidate]:
+    """The run's candidates in subquestion order; snapshot texts are not loaded."""
+    rows = (
+        Candidate.objects.filter(run=run)
+        .select_related("subquestion", "claim", "snapshot__source")
+        .defer("snapshot__text", "snapshot__raw", "snapshot__http_headers")
+        .order_by(F("subquestion__position").asc(nulls_last=True), "subquestion__key", "pk")
+    )
+    return rows.filter(state=state) if state else rows
 
 
 def _query_without(request: AuthedHttpRequest, *keys: str) -> str:
@@ -114,6 +162,7 @@ def _render_claim(
         "pools": pools,
         "first_evidence": next((item for items in pools.values() for item in items), None),
         "votes": claim.votes.select_related("evidence__snapshot__source"),
+        "counter": counter_summary(claim.counter_evidence),
         "decisions": claim.decisions.select_related("reviewer").order_by("created_at", "pk"),
         "narrowing": services.last_narrowing(claim),
         "approve_refusal": services.approval_refusal(
@@ -133,6 +182,24 @@ def _render_claim(
         context["open_form"] = name
     _refresh_versions(context, claim.version)
     return render(request, "review/claim.html", context, status=status)
+
+
+def counter_summary(record: dict[str, Any]) -> dict[str, Any]:
+    """What the counter-evidence stage searched for a claim, ready for the capsule page.
+
+    ``state`` is ``pending`` (the stage has not run), ``unavailable`` (it ran without
+    retrieval; ``why`` says so) or ``gathered`` (``queries`` and ``pools`` as sizes).
+    """
+    if not record:
+        return {"state": "pending"}
+    if record.get("unavailable"):
+        return {"state": "unavailable", "why": str(record["unavailable"])}
+    pools = record.get("pools") or {}
+    return {
+        "state": "gathered",
+        "queries": [q for q in record.get("queries") or [] if isinstance(q, dict)],
+        "pools": [(name, len(pools.get(name) or [])) for name in COUNTER_POOLS],
+    }
 
 
 def _refresh_versions(context: dict[str, Any], version: int) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 from django.utils import timezone
 
 from ledger.models import (
+    Candidate,
     Claim,
     EvidenceLink,
     Library,
@@ -149,3 +150,34 @@ def make_claim(
 
 def make_library(name: str = "fixture") -> Library:
     return Library.objects.get_or_create(name=name)[0]
+
+
+def make_candidate(
+    run: Run,
+    text: str,
+    *,
+    state: str = "dropped",
+    reason: str = "a question, not a claim",
+    claim: Claim | None = None,
+    passage: Passage | None = None,
+    **fields: Any,
+) -> Candidate:
+    """A mining candidate; with ``passage``, bound to its snapshot at the text's offsets."""
+    if passage is not None:
+        start = passage.snapshot.text.index(text)
+        fields |= {
+            "passage": passage,
+            "snapshot": passage.snapshot,
+            "quote": text,
+            "quote_start": start,
+            "quote_end": start + len(text),
+        }
+    return Candidate.objects.create(
+        run=run,
+        text=text,
+        fingerprint=sha256(text.lower()),
+        state=state,
+        reason=reason,
+        claim=claim,
+        **fields,
+    )
