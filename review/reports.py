@@ -7,7 +7,8 @@
   offsets, every snapshot and passage hash, every claim's text and fingerprint, and that
   every reported claim is still approved. Each problem names the claim.
 - ``do_export_report(report, fmt, user)``: refused (``ExportRefused``) on any integrity
-  problem, or if a withheld claim text would appear in the output.
+  problem, or if a withheld text (an excluded claim's, or a candidate's that mining set
+  aside) would appear in the output.
 """
 
 from __future__ import annotations
@@ -39,7 +40,13 @@ from research.providers.llm import LLMClient
 from review import services as review_services
 from review.diff import diff_runs, previous_run
 from review.exports import bundle, citations
-from review.exports.document import build_document, find_withheld, sha256_text, withheld_texts
+from review.exports.document import (
+    build_document,
+    find_withheld,
+    set_aside_candidates,
+    sha256_text,
+    withheld_texts,
+)
 from review.exports.html import render_html
 from review.exports.markdown import render_markdown
 from review.exports.pdf import render_pdf
@@ -193,6 +200,7 @@ def _save_report(
             diff=diff,
             created_by=user.get_username() if user else "",
             created_at=timezone.now(),
+            set_aside=set_aside_candidates(run),
         )
         markdown = render_markdown(document)
         return Report.objects.create(
@@ -235,7 +243,10 @@ def exclusion_reasons(claim: Claim, last: ReviewDecision | None) -> list[str]:
         reasons.append("narrowed, awaiting approval of the narrowed text")
     elif claim.review_state == ReviewState.APPROVED:
         reasons.append("approved, but not an approved capsule with a supporting quote")
-    if claim.disposition_reason:
+    # A claim's "dropped" disposition is a reviewer's rejection (mining drops are
+    # candidates, listed apart): the line above already says who rejected it and why.
+    rejected = claim.review_state == ReviewState.REJECTED and last is not None
+    if claim.disposition_reason and not rejected:
         reasons.append(f"{claim.disposition}: {claim.disposition_reason}")
     return reasons
 
@@ -327,7 +338,9 @@ def do_export_report(report: Report, fmt: str, user: Any) -> ExportFile:
     withheld = withheld_texts(report.run, set(report.claim_codes))
     leaked = find_withheld(_searchable(report, fmt, data), withheld, document)
     if leaked is not None:
-        raise ExportRefused([f"the text of an excluded claim would appear in the {fmt} export"])
+        raise ExportRefused(
+            [f"the text of an excluded claim or candidate would appear in the {fmt} export"]
+        )
     Export.objects.create(
         report=report,
         format=fmt,
@@ -424,7 +437,11 @@ def _bundle_claims(report: Report) -> dict[str, Any]:
         history = decisions.get(claim["code"], [])
         last = history[-1]["action"] if history else ""
         approved.append(claim | {"decisions": history, "last_action": last})
-    return {"approved": approved, "excluded": document["appendix_a"]}
+    return {
+        "approved": approved,
+        "excluded": document["appendix_a"],
+        "set_aside_at_mining": document.get("appendix_a_set_aside", []),
+    }
 
 
 def _bundle_snapshots(document: dict[str, Any]) -> list[dict[str, Any]]:

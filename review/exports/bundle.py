@@ -7,8 +7,9 @@ Layout (every file but the manifest is listed in ``manifest.json`` with its sha2
     report/report.md|.html|.json   the report (json: the frozen document)
     plan_version.json        plan, plan version content and hash
     run.json                 run configuration and its hash, stage notes
-    claims.json              approved claims (text, fingerprint, decisions) and the
+    claims.json              approved claims (text, fingerprint, decisions), the
                              excluded ones (code, verdict, reasons; never their text)
+                             and the candidates set aside at mining (reason, offsets)
     evidence.json            quotes with offsets, snapshot and passage hashes
     snapshots.json           snapshot identity and hashes; texts in snapshots/<sha256>.txt
     decisions.json           the review audit log

@@ -4,20 +4,27 @@ Built once, when a report version is created, from the synthesis output and the 
 as it stood; stored in ``Report.outline`` (key ``document``) so that every later export
 of that version says the same thing.
 
-Excluded claims (rejected, unreviewed, failed, uncertain, dropped) appear only by label,
-code, status and reason; their text never enters the document. Free-text reasons are
-redacted against every withheld claim text, and exports scan their output for withheld
-texts once more before anything leaves the server (``find_withheld``).
+Excluded claims (rejected by a reviewer, unreviewed, failed, uncertain) appear only by
+label, code, status and reason; their text never enters the document. Neither does the
+text of a candidate the claim miner set aside (a question, a statement of aim or method,
+over the claim budget, …): appendix A lists those by label, subquestion, reason and
+source offsets. Free-text reasons are redacted against every withheld text, and exports
+scan their output for withheld texts once more before anything leaves the server
+(``find_withheld``).
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from ledger.models import Claim, EvidenceLink, Snapshot, Source
+from django.db.models import Q
+
+from ledger.models import Candidate, CandidateState, Claim, EvidenceLink, Snapshot, Source
 from research.models import Run
+from research.pipeline.claims.text import content_words
 from research.pipeline.synthesize import Synthesis
 from review.diff import RunDiff
 from review.exports.citations import bibliography_entry, reference_text
@@ -25,6 +32,12 @@ from review.models import Action, ReviewDecision
 
 FORMAT = "evidence-bureau-report/1"
 REDACTED = "[withheld claim text]"
+# A set-aside candidate with fewer content words states nothing (the miner's own "too
+# short to state a fact" threshold, MineConfig.min_content_words): its words may appear.
+MIN_WITHHELD_CONTENT_WORDS = 3
+# ledger.services.claims appends the unbound source sentence to a reason in this form;
+# the sentence is the candidate's own wording, so the report cuts it off.
+UNBOUND_SENTENCE = " (source sentence, unbound:"
 
 METHOD = [
     "Sources were searched and captured as immutable, hashed snapshots; passages carry "
@@ -54,11 +67,13 @@ def build_document(
     diff: RunDiff | None,
     created_by: str,
     created_at: datetime,
+    set_aside: Sequence[Candidate] = (),
 ) -> dict[str, Any]:
     """Assemble header, prose, claim register, references and appendices A–E.
 
     ``claims``/``links``: the approved capsules' claims and supporting links by code;
-    ``excluded``: every other claim of the run with the reasons it was left out.
+    ``excluded``: every other claim of the run with the reasons it was left out;
+    ``set_aside``: the candidates mining dropped before verification (appendix A too).
     """
     withheld = withheld_texts(run, set(claims))
     labels = synthesis.labels
@@ -74,6 +89,9 @@ def build_document(
         "claims": [_claim_row(claims[code], labels, evidence) for code in labels],
         "bibliography": _bibliography(synthesis.sources, by_source),
         "appendix_a": [_excluded_row(n, c, r, withheld) for n, (c, r) in enumerate(excluded, 1)],
+        "appendix_a_set_aside": [
+            _set_aside_row(n, c, withheld) for n, c in enumerate(set_aside, 1)
+        ],
         "appendix_b": evidence,
         "appendix_c": _audit_log(decisions, labels, excluded, withheld),
         "appendix_d": _plan_and_method(run, synthesis),
@@ -206,11 +224,14 @@ def withheld_texts(run: Run, approved_codes: set[str]) -> list[str]:
     """Every claim text of the run a report may not print, longest first.
 
     That is the text of each claim outside the report, every text a decision recorded for
-    it, and the pre-narrowing text of reported claims (a broader scope than approved).
+    it, the pre-narrowing text of reported claims (a broader scope than approved), and
+    the wording of every candidate that did not become a reported claim: set aside at
+    mining, or kept / merged into a claim outside the report.
     """
     texts: set[str] = set()
     for claim in Claim.objects.filter(run=run).exclude(code__in=approved_codes):
         texts.add(claim.text)
+    texts.update(_withheld_candidate_texts(run, approved_codes))
     decisions = ReviewDecision.objects.filter(claim__run=run).select_related("claim")
     for decision in decisions:
         if str(decision.claim.code) in approved_codes:
@@ -219,6 +240,29 @@ def withheld_texts(run: Run, approved_codes: set[str]) -> list[str]:
         else:
             texts.update((decision.text_before, decision.text_after))
     return sorted((t for t in texts if t.strip()), key=lambda t: (-len(t), t))
+
+
+def _withheld_candidate_texts(run: Run, approved_codes: set[str]) -> set[str]:
+    reported = Claim.objects.filter(run=run, code__in=approved_codes)
+    outside = Q(state=CandidateState.DROPPED) | Q(claim__isnull=True)
+    outside |= ~Q(claim__code__in=approved_codes)
+    rows = (
+        Candidate.objects.filter(run=run)
+        .filter(outside)
+        .exclude(fingerprint__in=reported.values("fingerprint"))
+        .values_list("text", flat=True)
+    )
+    return {t for t in rows if len(content_words(t)) >= MIN_WITHHELD_CONTENT_WORDS}
+
+
+def set_aside_candidates(run: Run) -> list[Candidate]:
+    """The candidates mining dropped before verification, in subquestion order."""
+    return list(
+        Candidate.objects.filter(run=run, state=CandidateState.DROPPED)
+        .select_related("subquestion", "snapshot__source")
+        .defer("snapshot__text", "snapshot__raw", "snapshot__http_headers")
+        .order_by("subquestion__position", "subquestion__key", "pk")
+    )
 
 
 def redact(text: str, withheld: list[str]) -> str:
@@ -244,6 +288,23 @@ def _excluded_row(
         "review_state": claim.review_state,
         "disposition": claim.disposition,
         "reasons": [redact(r, withheld) for r in reasons],
+    }
+
+
+def _set_aside_row(number: int, candidate: Candidate, withheld: list[str]) -> dict[str, Any]:
+    """A candidate set aside at mining: where it came from and why, never its wording."""
+    snapshot = candidate.snapshot
+    reason = candidate.reason.split(UNBOUND_SENTENCE, 1)[0]
+    return {
+        "label": f"M{number}",
+        "fingerprint": candidate.fingerprint,
+        "subquestion": candidate.subquestion.key if candidate.subquestion else "",
+        "claim_type": candidate.claim_type,
+        "reason": redact(reason, withheld),
+        "canonical_id": redact(snapshot.source.canonical_id, withheld) if snapshot else "",
+        "snapshot_sha256": snapshot.text_sha256 if snapshot else "",
+        "quote_start": candidate.quote_start,
+        "quote_end": candidate.quote_end,
     }
 
 
@@ -337,13 +398,25 @@ def _diff_appendix(
 
 
 def approved_strings(document: dict[str, Any]) -> list[str]:
-    """What a report may legitimately print: approved texts, scopes, quotes, titles."""
+    """What a report may legitimately print: approved texts, scopes, quotes, titles, and
+    the plan's own words (its question, scope, subquestions and queries are printed in
+    every report, whatever the review decided)."""
     strings: list[str] = []
     for claim in document["claims"]:
         strings += [claim["text"], claim["allowed_scope"], claim["limitations"]]
     strings += [row["quote"] for row in document["appendix_b"]]
     strings += [entry["title"] for entry in document["bibliography"]]
+    strings += _plan_strings(document)
     return [s.lower() for s in strings if s]
+
+
+def _plan_strings(document: dict[str, Any]) -> list[str]:
+    plan = document.get("appendix_d") or {}
+    strings = [document["header"]["title"], plan.get("question", ""), plan.get("scope", "")]
+    for sub in (plan.get("plan_content") or {}).get("subquestions", []):
+        strings.append(str(sub.get("text", "")))
+        strings += [str(query.get("text", "")) for query in sub.get("queries", [])]
+    return [" ".join(s.split()) for s in strings]
 
 
 def find_withheld(output: str, withheld: list[str], document: dict[str, Any]) -> str | None:

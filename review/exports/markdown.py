@@ -19,6 +19,15 @@ APPENDIX_TITLES = {
 }
 
 
+SET_ASIDE_TITLE = "Set aside at mining"
+SET_ASIDE_NOTE = (
+    "Candidate propositions the claim miner dropped before verification (a question, a "
+    "statement of aim or method, too short, over the claim budget, a source sentence "
+    "that no longer matches its snapshot), with the reason. Their wording is withheld "
+    "too; the offsets locate the source sentence in the snapshot."
+)
+
+
 def md_escape(text: Any) -> str:
     return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
 
@@ -118,7 +127,29 @@ def _appendix_a(doc: dict[str, Any]) -> str:
         for x in doc["appendix_a"]
     ]
     headers = ["Label", "Claim code", "Subquestion", "Verdict", "Review", "Disposition", "Reasons"]
-    return f"## {APPENDIX_TITLES['a']}\n\n{note}\n\n" + _table(headers, rows)
+    return (
+        f"## {APPENDIX_TITLES['a']}\n\n{note}\n\n"
+        + _table(headers, rows)
+        + "\n\n"
+        + _set_aside(doc)
+    )
+
+
+def _set_aside(doc: dict[str, Any]) -> str:
+    rows = [
+        [
+            m["label"],
+            m["subquestion"],
+            m["claim_type"],
+            m["reason"],
+            m["canonical_id"],
+            m["snapshot_sha256"],
+            "" if m["quote_start"] is None else f"{m['quote_start']}–{m['quote_end']}",
+        ]
+        for m in doc.get("appendix_a_set_aside", [])
+    ]
+    headers = ["Label", "Subquestion", "Type", "Reason", "Source", "Snapshot sha256", "Offsets"]
+    return f"### {SET_ASIDE_TITLE}\n\n{SET_ASIDE_NOTE}\n\n" + _table(headers, rows)
 
 
 def _appendix_b(doc: dict[str, Any]) -> str:
