@@ -12,7 +12,7 @@ import zipfile
 
 import pytest
 
-from ledger.models import Claim, Verdict
+from ledger.models import Candidate, CandidateState, Claim, DispositionState, Verdict
 from ledger.services.ingest import DocumentInput, ingest_documents
 from ledger.services.sparse_index import sync_sparse_index
 from research import runner, services
@@ -39,6 +39,26 @@ def _review_everything(run: Run, reviewer) -> tuple[list[Claim], list[Claim]]:
             review.do_approve_claim(reviewer, claim, claim.version)
             approved.append(claim)
     return approved, rejected
+
+
+def _assert_every_claim_went_through_verification(run: Run) -> None:
+    """Acceptance: mining drops are candidates, so every claim row was searched and judged."""
+    claims = list(Claim.objects.filter(run=run).prefetch_related("evidence", "votes"))
+    assert claims, "the fixture library should yield claims"
+    for claim in claims:
+        name = f"claim {claim.pk} “{claim.text[:60]}”"
+        assert claim.status != Verdict.PENDING, name
+        assert any(link.quote for link in claim.evidence.all()), name
+        assert claim.votes.all(), name
+        assert claim.rationale.strip(), name
+        assert claim.disposition != DispositionState.PENDING, name
+        assert claim.counter_evidence, name
+    candidates = Candidate.objects.filter(run=run)
+    assert candidates.exists(), "mining should record the candidates it considered"
+    dropped = candidates.filter(state=CandidateState.DROPPED)
+    assert all(c.reason.strip() for c in dropped), [c.text for c in dropped if not c.reason]
+    kept = candidates.filter(state=CandidateState.KEPT)
+    assert {c.claim_id for c in kept} == {c.pk for c in claims}
 
 
 def _change_one_source() -> str:
@@ -70,12 +90,15 @@ def test_it_goes_from_a_real_run_to_verified_exports_and_diffs_a_rerun(author, r
     plan.members.add(reviewer)
     first = runner.run_to_end(services.check_start_run(author, plan, 1).code)
     assert first.state == RunState.AWAITING_REVIEW
+    _assert_every_claim_went_through_verification(first)
 
     approved, rejected = _review_everything(first, reviewer)
     assert approved, "the fixture library should yield at least one approvable claim"
     assert review.gate_status(first).open
 
     report = reports.do_build_report(first, author)
+    dropped = Candidate.objects.filter(run=first, state=CandidateState.DROPPED).count()
+    assert len(report.outline["appendix_a_set_aside"]) == dropped
     texts = {
         fmt: reports.do_export_report(report, fmt, author).data
         for fmt in ("md", "html", "pdf", "zip", "bib", "csl")
