@@ -477,7 +477,7 @@ class Candidate(models.Model):
         Claim,
         null=True,
         blank=True,
-        on_delete=models.CASCADE,
+        on_delete=models.SET_NULL,  # the miner's record outlives the claim
         related_name="candidates",
         help_text="The claim it became or was merged into.",
     )

@@ -219,7 +219,6 @@ def do_save_claims(
 def _save_draft(run: Run, subquestion: Subquestion | None, draft: ClaimDraft) -> Claim | None:
     bound = [(a, b) for a in draft.anchors if (b := _bind_anchor(a)) is not None]
     if not bound:
-        first = draft.anchors[0] if draft.anchors else None
         _candidate(
             run,
             subquestion,
@@ -228,7 +227,6 @@ def _save_draft(run: Run, subquestion: Subquestion | None, draft: ClaimDraft) ->
             "its source sentence no longer matches the snapshot text",
             claim_type=draft.claim_type,
             origin=draft.origin,
-            anchor_text=first.quote if first else "",
         )
         return None
     claim, created = Claim.objects.get_or_create(
@@ -288,7 +286,6 @@ def _save_dropped(run: Run, subquestion: Subquestion | None, dropped: DroppedCan
         dropped.reason,
         claim_type=dropped.claim_type,
         binding=_bind_anchor(dropped.anchor) if dropped.anchor.quote else None,
-        anchor_text=dropped.anchor.quote,
     )
 
 
@@ -339,9 +336,8 @@ def _candidate(
     claim_type: str = "",
     origin: str = "",
     binding: Binding | None = None,
-    anchor_text: str = "",
 ) -> Candidate:
-    """One row per proposition per subquestion; an unbound anchor is kept in the reason."""
+    """One row per proposition per subquestion, with its source sentence when it binds."""
     fields: dict[str, Any] = {
         "text": text,
         "state": state,
@@ -359,8 +355,6 @@ def _candidate(
             "quote_start": start,
             "quote_end": end,
         }
-    elif anchor_text:
-        fields["reason"] = f"{reason} (source sentence, unbound: “{anchor_text[:300]}”)"
     candidate, _ = Candidate.objects.get_or_create(
         run=run, subquestion=subquestion, fingerprint=claim_fingerprint(text), defaults=fields
     )

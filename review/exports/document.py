@@ -35,9 +35,6 @@ REDACTED = "[withheld claim text]"
 # A set-aside candidate with fewer content words states nothing (the miner's own "too
 # short to state a fact" threshold, MineConfig.min_content_words): its words may appear.
 MIN_WITHHELD_CONTENT_WORDS = 3
-# ledger.services.claims appends the unbound source sentence to a reason in this form;
-# the sentence is the candidate's own wording, so the report cuts it off.
-UNBOUND_SENTENCE = " (source sentence, unbound:"
 
 METHOD = [
     "Sources were searched and captured as immutable, hashed snapshots; passages carry "
@@ -294,7 +291,7 @@ def _excluded_row(
 def _set_aside_row(number: int, candidate: Candidate, withheld: list[str]) -> dict[str, Any]:
     """A candidate set aside at mining: where it came from and why, never its wording."""
     snapshot = candidate.snapshot
-    reason = candidate.reason.split(UNBOUND_SENTENCE, 1)[0]
+    reason = candidate.reason
     return {
         "label": f"M{number}",
         "fingerprint": candidate.fingerprint,

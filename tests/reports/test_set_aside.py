@@ -30,10 +30,7 @@ def set_aside(run, sub):
         make_candidate(
             run,
             UNBOUND,
-            reason=(
-                "its source sentence no longer matches the snapshot text "
-                f"(source sentence, unbound: “{UNBOUND}, a cohort found.”)"
-            ),
+            reason="its source sentence no longer matches the snapshot text",
             subquestion=sub,
         ),
     ]
