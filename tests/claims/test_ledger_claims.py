@@ -130,6 +130,7 @@ def test_it_records_dropped_candidates_with_their_reason_and_no_claim(run):
     assert {c.state for c in dropped} == {"dropped"}
     assert {c.reason for c in dropped} >= {"a question, not a claim"}
     for candidate in dropped:
+        assert candidate.snapshot is not None
         assert candidate.snapshot.text[candidate.quote_start : candidate.quote_end] == (
             candidate.quote
         )
@@ -141,7 +142,7 @@ def test_it_accounts_for_every_candidate_as_kept_merged_or_dropped(run, support_
     claims = do_save_claims(run, result)
     candidates = Candidate.objects.filter(run=run)
     kept = candidates.filter(state="kept")
-    assert sorted(c.claim_id for c in kept) == sorted(c.pk for c in claims)
+    assert sorted(c.claim_id or 0 for c in kept) == sorted(c.pk for c in claims)
     merged = candidates.get(state="merged")
     assert merged.claim == claims[0] and "another wording" in merged.reason
     assert candidates.filter(state="dropped").count() == len(result.dropped)
@@ -159,7 +160,7 @@ def test_it_merges_a_proposition_mined_again_under_another_subquestion(run, supp
     assert Claim.objects.filter(run=run).count() == claims
     again = Candidate.objects.filter(run=run, subquestion=second)
     assert {c.state for c in again if c.claim_id} == {"merged"}
-    assert all(c.claim.subquestion == first for c in again if c.claim_id)
+    assert all(c.claim.subquestion == first for c in again if c.claim is not None)
 
 
 def test_it_saves_support_and_refutation_queries_and_their_pools(
