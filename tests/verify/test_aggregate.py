@@ -169,3 +169,21 @@ def test_it_still_fails_on_another_sentence_of_the_source_that_contradicts():
     verdict = aggregate(claim, [anchor], votes)
     assert verdict.status == Status.FAIL
     assert verdict.quotes["a1"] == REFUTE_QUOTE
+
+
+def test_it_does_not_count_a_contradiction_quoting_a_sentence_about_something_else():
+    off = "Data sources included a national survey of household income and diet."
+    other = item("o1", f"Methods. {off}", PoolName.REFUTE)
+    support = item("e1", SUPPORT_TEXT)
+    votes = [
+        vote(CLAIM, support, "supports", SUPPORT_QUOTE),
+        vote(CLAIM, other, "contradicts", off, score=0.4),
+    ]
+    verdict = aggregate(CLAIM, [support, other], votes)
+    assert verdict.status == Status.PASS
+    assert verdict.refute_ids == []
+    assert "Not counted: 1 contradiction vote(s) whose quote shares less than 25%" in (
+        verdict.rationale
+    )
+    on_topic = [vote(CLAIM, other, "contradicts", REFUTE_QUOTE, score=0.4)]
+    assert aggregate(CLAIM, [support, other], votes[:1] + on_topic).status == Status.FAIL

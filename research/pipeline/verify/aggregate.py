@@ -73,6 +73,9 @@ class AggregateConfig:
     pass_families: frozenset[str] = frozenset({"learned", "nli", "llm"})
     min_support_score: float = 0.5
     min_contradict_score: float = 0.3  # each verifier applies its own calibrated threshold
+    # A contradiction must quote a sentence about the claim: at least this share of the
+    # claim's content stems. Below it the passage is about something else.
+    min_contradict_coverage: float = 0.25
     recent_days: int = 365
     min_independent: int = 2
     low_quality_types: frozenset[str] = frozenset({"news", "other"})
@@ -87,6 +90,7 @@ class _Tally:
     scope_gap: set[str] = field(default_factory=set)
     weak_support: dict[str, list[Vote]] = field(default_factory=dict)
     self_quoted: list[Vote] = field(default_factory=list)
+    off_topic: list[Vote] = field(default_factory=list)
 
 
 def aggregate(
@@ -102,7 +106,7 @@ def aggregate(
     cfg = config or AggregateConfig()
     by_id = {item.evidence_id: item for item in items}
     sources = _source_sentences(claim, items)
-    tally = _tally(votes, cfg, sources)
+    tally = _tally(votes, cfg, claim.text, sources)
     verdict = ClaimVerdict(
         claim_id=claim.claim_id,
         claim_fingerprint=claim.fingerprint,
@@ -132,6 +136,11 @@ def aggregate(
             f" Not counted: {len(tally.self_quoted)} contradiction vote(s) that quote the "
             "sentence the claim was mined from, with the same negation and direction."
         )
+    if tally.off_topic:
+        verdict.rationale += (
+            f" Not counted: {len(tally.off_topic)} contradiction vote(s) whose quote shares "
+            f"less than {cfg.min_contradict_coverage:.0%} of the claim's content words."
+        )
     _flags(verdict, claim, items, tally, cfg)
     return verdict
 
@@ -160,12 +169,16 @@ def _restates_source(vote: Vote, sources: Sequence[str]) -> bool:
     return bool(quote) and any(quote in s or s in quote for s in sources)
 
 
-def _tally(votes: Sequence[Vote], cfg: AggregateConfig, sources: Sequence[str] = ()) -> _Tally:
+def _tally(
+    votes: Sequence[Vote], cfg: AggregateConfig, claim_text: str, sources: Sequence[str] = ()
+) -> _Tally:
     tally = _Tally()
     for vote in votes:
         if vote.verdict == VoteVerdict.CONTRADICTS and vote.score >= cfg.min_contradict_score:
             if _restates_source(vote, sources):
                 tally.self_quoted.append(vote)
+            elif coverage(claim_text, vote.quote) < cfg.min_contradict_coverage:
+                tally.off_topic.append(vote)
             else:
                 tally.contradict.setdefault(vote.evidence_id, []).append(vote)
         elif vote.verdict == VoteVerdict.SUPPORTS and vote.score >= cfg.min_support_score:
