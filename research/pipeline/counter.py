@@ -56,11 +56,17 @@ class CounterQuery:
 
 
 def topic(text: str, entities: Sequence[str] = (), limit: int = 6) -> str:
-    """The claim's key terms: entities first, then content words, without direction words."""
-    terms: list[str] = [e for e in entities if e]
+    """The claim's key terms: entities first, then content words, without direction words.
+
+    One- and two-letter entities ("D" of "vitamin D", "OH" of "25(OH)D") say nothing on
+    their own and are left out; a content word already inside an entity is not repeated.
+    """
+    terms: list[str] = [e for e in entities if len(e) > 2 or any(c.isdigit() for c in e)]
+    taken = {word.lower() for term in terms for word in term.split()}
     for w in content_words(text):
-        if w not in UP_WORDS and w not in DOWN_WORDS and all(w not in t.lower() for t in terms):
+        if w not in UP_WORDS and w not in DOWN_WORDS and w.lower() not in taken:
             terms.append(w)
+            taken.add(w.lower())
     return " ".join(dict.fromkeys(terms[:limit]))
 
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from research.pipeline.counter import counter_queries, gather_pools, negate
+from research.pipeline.counter import counter_queries, gather_pools, negate, topic
 from research.pipeline.verify.records import PoolName
 
 from .helpers import item
@@ -41,3 +41,11 @@ def test_it_pools_refutation_hits_apart_and_keeps_anchors_in_support():
     assert [i.evidence_id for i in pools.support] == ["a"]
     assert [i.evidence_id for i in pools.refute] == ["b", "c"]
     assert all(i.pool == PoolName.REFUTE for i in pools.refute)
+
+
+def test_its_key_terms_skip_letter_entities_and_keep_words_that_merely_contain_them():
+    text = "Vitamin D intakes raise serum 25(OH)D concentrations in older adults."
+    key = topic(text, ["D", "OH", "p53"])
+    assert key.split()[0] == "p53"
+    assert "D" not in key.split() and "OH" not in key.split()
+    assert {"vitamin", "intakes", "serum"} <= set(key.lower().split())
