@@ -278,14 +278,29 @@ def _save_draft(run: Run, subquestion: Subquestion | None, draft: ClaimDraft) ->
 
 
 def _save_dropped(run: Run, subquestion: Subquestion | None, dropped: DroppedCandidate) -> None:
+    """A dropped candidate; merged instead when its proposition is a claim already.
+
+    A subquestion's claim budget is spent before propositions are matched across
+    subquestions, so a candidate over budget here may already be a claim from another
+    subquestion: its source sentence then becomes one more anchor of that claim.
+    """
+    binding = _bind_anchor(dropped.anchor) if dropped.anchor.quote else None
+    claim = Claim.objects.filter(run=run, fingerprint=claim_fingerprint(dropped.text)).first()
+    if claim is not None and binding is not None:
+        _anchor_link(claim, dropped.anchor, binding)
+        state = CandidateState.MERGED
+        reason = f"{dropped.reason}; already a claim of this run, its source sentence was added"
+    else:
+        state, reason, claim = CandidateState.DROPPED, dropped.reason, None
     _candidate(
         run,
         subquestion,
         dropped.text,
-        CandidateState.DROPPED,
-        dropped.reason,
+        state,
+        reason,
+        claim=claim,
         claim_type=dropped.claim_type,
-        binding=_bind_anchor(dropped.anchor) if dropped.anchor.quote else None,
+        binding=binding,
     )
 
 

@@ -19,6 +19,7 @@ from ledger.services.claims import (
 )
 from research.models import Subquestion
 from research.pipeline.claims import mine_claims
+from research.pipeline.claims.records import DroppedCandidate
 from research.pipeline.verify import VerifyConfig
 from research.pipeline.verify.records import Vote
 from tests.factories import make_passage, make_plan, make_run, make_snapshot
@@ -280,3 +281,19 @@ def test_it_counts_the_parts_a_claim_lacks(run, support_passage):
     assert not any(ledger_gaps(run).values())
     VerifierVote.objects.filter(claim=claims[0]).update(valid=False)
     assert ledger_gaps(run)["without_votes"] == 1
+
+
+def test_it_merges_a_candidate_over_budget_that_another_subquestion_kept(run, support_passage):
+    first = Subquestion.objects.get(plan_version=run.plan_version, key="sq1")
+    second = Subquestion.objects.create(plan_version=run.plan_version, key="sq2", text="Y?")
+    other = make_passage(make_snapshot(SUPPORT, title="Mirror", canonical_id="doi:10/mirror"))
+    [kept] = do_save_claims(run, mine_claims([passage_input(support_passage)]), first)[:1]
+    again = mine_claims([passage_input(other)])
+    draft = next(d for d in again.claims if d.fingerprint == kept.fingerprint)
+    over = DroppedCandidate(draft.text, "over the claim budget of 25", draft.anchors[0])
+    do_save_claims(run, replace(again, claims=[], dropped=[over]), second)
+    candidate = Candidate.objects.get(run=run, subquestion=second)
+    assert (candidate.state, candidate.claim) == ("merged", kept)
+    assert candidate.reason.startswith("over the claim budget of 25; already a claim")
+    anchors = kept.evidence.filter(is_anchor=True)
+    assert set(anchors.values_list("passage_id", flat=True)) == {support_passage.pk, other.pk}
