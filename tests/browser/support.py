@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
+from django.db import connections
 from django.urls import reverse
 
 CHROMIUM = "/usr/bin/chromium"
@@ -52,6 +53,9 @@ def chromium_page(
         finally:
             context.close()
             browser.close()
+            # ORM calls made beside Playwright's loop get a connection of their own; close
+            # it here, or it outlives the test and blocks the test database's teardown.
+            connections.close_all()
 
 
 def login(page, base: str, username: str) -> None:
