@@ -428,10 +428,18 @@ def context_items(hits: Sequence[Any]) -> list[EvidenceItem]:
     return list(items.values())
 
 
-def default_config() -> VerifyConfig:
-    from research.pipeline.verify import default_verifiers
+# Sentence vectors a verify stage keeps in memory (≈ 1.5 KB each for MiniLM).
+STAGE_EMBEDDING_CACHE = 50_000
 
-    verifiers, notes = default_verifiers()
+
+def default_config() -> VerifyConfig:
+    """The configured verifier families, encoding through one memory cache of sentences."""
+    from research.pipeline.verify import default_verifiers
+    from research.pipeline.verify.embedcache import EmbeddingCache
+    from research.providers.embedder import Embedder
+
+    cache = EmbeddingCache(Embedder.from_settings().encode, max_entries=STAGE_EMBEDDING_CACHE)
+    verifiers, notes = default_verifiers(cache.encode)
     return VerifyConfig(verifiers=verifiers, notes=notes)
 
 

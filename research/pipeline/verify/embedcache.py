@@ -2,7 +2,8 @@
 
 Used by the training and benchmark commands so that the corpus is encoded once per
 model; production verification encodes through the same :class:`EmbeddingCache` with
-``path=None`` (memory only).
+``path=None`` (memory only, bounded by ``max_entries``), one per verify stage, so the
+sentences of an abstract judged for many claims of a run are encoded once.
 """
 
 from __future__ import annotations
@@ -25,10 +26,18 @@ Encoder = Callable[[list[str]], "NDArray[np.float32]"]
 class EmbeddingCache:
     """``encode(texts)`` returns normalized vectors, encoding only texts not seen before."""
 
-    def __init__(self, encoder: Encoder, path: Path | None = None, dim: int = 384) -> None:
+    def __init__(
+        self,
+        encoder: Encoder,
+        path: Path | None = None,
+        dim: int = 384,
+        *,
+        max_entries: int | None = None,
+    ) -> None:
         self.encoder = encoder
         self.path = path
         self.dim = dim
+        self.max_entries = max_entries  # memory-only caches start over past this many
         self._index: dict[str, int] = {}
         self._rows: list[NDArray[np.float32]] = []
         self._dirty = False
@@ -47,6 +56,14 @@ class EmbeddingCache:
     def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
         keys = [sha256_hex(t) for t in texts]
         missing = list(dict.fromkeys(k for k in keys if k not in self._index))
+        if (
+            missing
+            and self.path is None
+            and self.max_entries is not None
+            and len(self._index) + len(missing) > self.max_entries
+        ):
+            self._index, self._rows = {}, []
+            missing = list(dict.fromkeys(keys))
         if missing:
             by_key = dict(zip(keys, texts, strict=True))
             vectors = np.asarray(self.encoder([by_key[k] for k in missing]), dtype=np.float32)
