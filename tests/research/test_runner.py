@@ -257,6 +257,11 @@ def test_it_stops_collecting_when_the_wall_time_is_spent(author, library):
         ("indexing", "skipped"),
         ("retrieving", "skipped"),
     ]
+    # what was found is still mined, searched against and verified (here: nothing was
+    # ingested, so the three stages run and find nothing to do)
+    run = runner.run_to_end(run.code)
+    assert run.state == RunState.AWAITING_REVIEW
+    assert [s for s, _, _ in stages(run)][-3:] == ["mining", "countering", "verifying"]
 
 
 def test_it_retries_a_transient_error_and_fails_a_permanent_one_in_words(
