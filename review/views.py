@@ -8,13 +8,14 @@ from uuid import UUID
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import F, QuerySet
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from ledger.models import Candidate, CandidateState, Claim, EvidenceLink
+from ledger.services.claims import candidate_counts
 from research.http import AuthedHttpRequest
 from research.models import Run
 from research.services import get_run_for_user
@@ -52,14 +53,6 @@ def show_ledger(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
         "can_decide": services.can_decide(request.user, plan),
     }
     return render(request, "review/ledger.html", context)
-
-
-def candidate_counts(run: Run) -> dict[str, int]:
-    """How many propositions mining considered, and how many it kept, merged or dropped."""
-    return Candidate.objects.filter(run=run).aggregate(
-        total=Count("pk"),
-        **{state: Count("pk", filter=Q(state=state)) for state in CandidateState.values},
-    )
 
 
 # --- candidates -----------------------------------------------------------------------

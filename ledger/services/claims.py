@@ -44,7 +44,7 @@ from research.pipeline.claims.records import (
     MiningResult,
     PassageInput,
 )
-from research.pipeline.claims.text import claim_fingerprint, is_meaningful_quote
+from research.pipeline.claims.text import claim_fingerprint, is_meaningful_quote, normalize_text
 from research.pipeline.counter import Retrieve, counter_queries, gather_pools
 from research.pipeline.verify import VerifyConfig, verify_claim
 from research.pipeline.verify.records import (
@@ -58,6 +58,7 @@ from research.pipeline.verify.records import (
 
 __all__ = [
     "MIN_QUOTE_CHARS",
+    "candidate_counts",
     "ledger_gaps",
     "do_gather_counter_evidence",
     "do_mine_subquestion",
@@ -93,7 +94,7 @@ def bind_quote(snapshot_text: str, quote: str, start: int) -> tuple[int, int] | 
 
 
 def _bare(text: str) -> str:
-    return " ".join(text.split()).rstrip(" .;:!?").lower()
+    return normalize_text(text).rstrip(" .;:!?")
 
 
 def _relative_sentences(passage: Passage) -> tuple[tuple[int, int], ...]:
@@ -728,6 +729,16 @@ def _count_in_run(run_id: int, counts: dict[str, int], verdict: ClaimVerdict) ->
 
 
 # --- completeness -------------------------------------------------------------------
+
+
+def candidate_counts(run: Run) -> dict[str, int]:
+    """How many propositions mining considered (``total``), and how many per state."""
+    from django.db.models import Count, Q
+
+    return Candidate.objects.filter(run=run).aggregate(
+        total=Count("pk"),
+        **{state: Count("pk", filter=Q(state=state)) for state in CandidateState.values},
+    )
 
 
 def ledger_gaps(run: Run) -> dict[str, int]:

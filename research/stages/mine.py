@@ -9,7 +9,7 @@ no claim miner, the stage says so and mines nothing.
 
 from __future__ import annotations
 
-from ledger.models import Candidate, CandidateState, Claim
+from ledger.models import Claim
 from research.stages.adapters import optional_module
 from research.stages.base import StageContext
 from research.stages.retrieve import pools_of
@@ -21,14 +21,13 @@ def run(ctx: StageContext) -> None:
     claims = optional_module("ledger.services.claims")
     mine_subquestion = getattr(claims, "do_mine_subquestion", None) if claims else None
     pools = pools_of(ctx)
-    if mine_subquestion is None:
+    if claims is None or mine_subquestion is None:
         ctx.note("claim mining", UNAVAILABLE)
         return
     subquestions = [sq for sq in ctx.plan.subquestions if sq.enabled and sq.key in pools]
     done: list[str] = list(ctx.cursor.get("done_subquestions", []))
     ctx.progress(len(done), len(subquestions))
-    claims = Claim.objects.filter(run=ctx.run)
-    candidates = Candidate.objects.filter(run=ctx.run)
+    run_claims = Claim.objects.filter(run=ctx.run)
     for sq in subquestions:
         if sq.key in done:
             continue
@@ -37,8 +36,9 @@ def run(ctx: StageContext) -> None:
         done.append(sq.key)
         ctx.save_cursor(done_subquestions=done, done=len(done), total=len(subquestions))
         # one claim per proposition: a merge across subquestions adds evidence, not a claim
+        counts = claims.candidate_counts(ctx.run)
         ctx.count(
-            claims=claims.count(),
-            candidates=candidates.count(),
-            **{f"candidates_{s}": candidates.filter(state=s).count() for s in CandidateState},
+            claims=run_claims.count(),
+            candidates=counts.pop("total"),
+            **{f"candidates_{state}": n for state, n in counts.items()},
         )

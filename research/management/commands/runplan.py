@@ -12,7 +12,7 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ledger.models import CandidateState, Library
-from ledger.services.claims import ledger_gaps
+from ledger.services.claims import candidate_counts, ledger_gaps
 from research import runner, services
 from research.models import Plan, Run
 
@@ -94,6 +94,7 @@ class Command(BaseCommand):
 
 def run_figures(run: Run, wall_s: float) -> dict[str, Any]:
     """The figures a benchmark reports: state, wall time, seconds per stage, counts."""
+    candidates = candidate_counts(run)
     figures: dict[str, Any] = {"state": run.state, "wall_s": round(wall_s, 1)}
     for cp in run.checkpoints.order_by("pk"):
         key = f"stage_{cp.stage}_s"
@@ -103,8 +104,8 @@ def run_figures(run: Run, wall_s: float) -> dict[str, Any]:
     figures["rounds"] = run.counters.get("round", 0) + 1
     for status in ("pass", "fail", "uncertain", "pending"):
         figures[f"claims_{status}"] = run.claims.filter(status=status).count()
-    for state in CandidateState:
-        figures[f"candidates_{state}"] = run.candidates.filter(state=state).count()
+    for state in CandidateState.values:
+        figures[f"candidates_{state}"] = candidates[state]
     for gap, count in ledger_gaps(run).items():
         figures[f"ledger_{gap}"] = count
     return figures

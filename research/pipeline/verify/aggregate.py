@@ -30,6 +30,7 @@ from research.pipeline.claims.text import (
     coverage,
     direction,
     negated,
+    normalize_text,
     quantities,
     years,
 )
@@ -146,7 +147,7 @@ def aggregate(
 
 
 def _bare(text: str) -> str:
-    return " ".join(text.split()).strip(" .;:,").lower()
+    return normalize_text(text).strip(" .;:,")
 
 
 def _source_sentences(claim: ClaimInput, items: Sequence[EvidenceItem]) -> list[str]:
