@@ -11,16 +11,9 @@ import pytest
 from django.db import connections
 from django.urls import reverse
 
+from review.exports.pdf import CHROMIUM_ARGS  # the flags the product launches it with
+
 CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 @contextmanager
@@ -42,7 +35,7 @@ def chromium_page(
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         context = browser.new_context(accept_downloads=True)
         page = context.new_page()
         page.set_default_timeout(90_000)

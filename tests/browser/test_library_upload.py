@@ -7,19 +7,13 @@ from django.urls import reverse
 
 from ledger.models import Upload
 from ledger.services.uploads import do_ingest_uploads
-from tests.browser.support import chromium_page, login
+from tests.browser.support import login
 
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
 ]
-
-
-@pytest.fixture
-def browser_page():
-    with chromium_page() as page:
-        yield page
 
 
 def test_it_uploads_with_progress_and_shows_per_file_results(live_server, browser_page, author):

@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from ledger.models import Verdict
 from review.models import ReviewDecision
-from tests.browser.support import chromium_page, login
+from tests.browser.support import login
 from tests.factories import make_claim, make_passage, make_plan, make_run, make_snapshot
 
 HOSTILE = (
@@ -21,12 +21,6 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
 ]
-
-
-@pytest.fixture
-def browser_page():
-    with chromium_page() as page:
-        yield page
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import zipfile
 import pytest
 
 from ledger.models import Candidate, CandidateState, Claim, DispositionState, Verdict
-from ledger.services.ingest import DocumentInput, ingest_documents
+from ledger.services.ingest import ingest_documents
 from ledger.services.sparse_index import sync_sparse_index
 from research import runner, services
 from research.models import Run, RunState
@@ -21,7 +21,7 @@ from review import reports
 from review import services as review
 from review.diff import diff_runs
 from review.exports.bundle import verify_bundle
-from tests.research.fixtures import DOCUMENTS, ingest_fixture_library
+from tests.research.fixtures import DOCUMENTS, fixture_document, ingest_fixture_library
 from tests.research.test_runner import small_plan
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
@@ -67,17 +67,7 @@ def _change_one_source() -> str:
     edited = body.replace("43 percent", "29 percent")
     assert edited != body
     [result] = ingest_documents(
-        [
-            DocumentInput(
-                raw=f"{title}\n\n{edited}".encode(),
-                label=title,
-                canonical_id=f"corpus:{LIBRARY}:1",
-                content_type="text/plain; charset=utf-8",
-                title=title,
-                source_type="paper",
-            )
-        ],
-        ingest_fixture_library(LIBRARY),
+        [fixture_document(LIBRARY, 1, title, edited)], ingest_fixture_library(LIBRARY)
     )
     assert result.status == "new_snapshot", result
     sync_sparse_index()

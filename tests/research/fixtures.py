@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from ledger.models import Library
+from typing import TYPE_CHECKING, Any
+
+from django.db.models import Count, QuerySet
+
+from ledger.models import Library, SearchHit
+
+if TYPE_CHECKING:
+    from ledger.services.ingest import DocumentInput
+    from research.models import Run
 
 DOCUMENTS = [
     (
@@ -75,23 +83,37 @@ DOCUMENTS = [
 ]
 
 
+def fixture_document(library: str, n: int, title: str, body: str) -> DocumentInput:
+    """Fixture document ``n`` of ``library`` as the ingest service takes it (text/plain)."""
+    from ledger.services.ingest import DocumentInput
+
+    return DocumentInput(
+        raw=f"{title}\n\n{body}".encode(),
+        label=title,
+        canonical_id=f"corpus:{library}:{n}",
+        content_type="text/plain; charset=utf-8",
+        title=title,
+        source_type="paper",
+    )
+
+
+def duplicate_hits(run: Run) -> QuerySet[SearchHit, dict[str, Any]]:
+    """The run's search hits recorded more than once (same query text, adapter and rank)."""
+    return (
+        SearchHit.objects.filter(run=run)
+        .values("query_text", "adapter", "rank")
+        .annotate(n=Count("id"))
+        .filter(n__gt=1)
+    )
+
+
 def ingest_fixture_library(name: str = "fixture-vitamin-d") -> Library:
     """Ingest the fixture documents into a library (embeddings and BM25 index included)."""
-    from ledger.services.ingest import DocumentInput, ingest_documents
+    from ledger.services.ingest import ingest_documents
     from ledger.services.sparse_index import sync_sparse_index
 
     library, _ = Library.objects.get_or_create(name=name)
-    docs = [
-        DocumentInput(
-            raw=f"{title}\n\n{body}".encode(),
-            label=title,
-            canonical_id=f"corpus:{name}:{n}",
-            content_type="text/plain; charset=utf-8",
-            title=title,
-            source_type="paper",
-        )
-        for n, (title, body) in enumerate(DOCUMENTS, start=1)
-    ]
+    docs = [fixture_document(name, n, title, body) for n, (title, body) in enumerate(DOCUMENTS, 1)]
     results = ingest_documents(docs, library)
     assert all(r.status != "failed" for r in results), [r.error for r in results]
     sync_sparse_index(library)

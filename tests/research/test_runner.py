@@ -3,7 +3,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.db.models import Count
 from django.utils import timezone
 
 from ledger.models import Claim, SearchHit
@@ -12,7 +11,7 @@ from research.models import InvalidTransition, Run, RunState, StageCheckpoint
 from research.pipeline.records import PlanContent, parse_plan
 from research.providers.base import ProviderError
 from research.stages import adapters
-from tests.research.fixtures import ingest_fixture_library
+from tests.research.fixtures import duplicate_hits, ingest_fixture_library
 
 pytestmark = pytest.mark.django_db
 
@@ -201,13 +200,7 @@ def test_it_resumes_a_stage_a_dead_worker_left_without_duplicating_rows(
     assert len(cp.cursor["done_keys"]) == 3
     assert SearchHit.objects.filter(run=run).count() > hits_before
     run_until(run, RunState.MINING)
-    dupes = (
-        SearchHit.objects.filter(run=run)
-        .values("query_text", "adapter", "rank")
-        .annotate(n=Count("id"))
-        .filter(n__gt=1)
-    )
-    assert not dupes.exists()
+    assert not duplicate_hits(run).exists()
 
 
 def test_it_stops_at_a_safe_point_when_cancelled(author, library, monkeypatch):

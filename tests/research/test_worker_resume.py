@@ -14,13 +14,12 @@ import signal
 import time
 
 import pytest
-from django.db.models import Count
 
 from ledger.models import Claim, EvidenceLink, Passage, SearchHit, Source, VerifierVote
 from research import runner, services
 from research.models import Run, StageCheckpoint
 from research.pipeline.planner import offline_plan
-from tests.research.fixtures import ingest_fixture_library
+from tests.research.fixtures import duplicate_hits, ingest_fixture_library
 from tests.research.processes import finish, start_worker, wait_for_run
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -81,13 +80,7 @@ def test_it_finishes_a_run_whose_worker_was_killed_mid_stage_without_duplicates(
     search = run.checkpoints.get(stage="searching", round=0)
     assert search.attempts == 2 and search.status == "done"
     assert 2 <= killed_at < search.total
-    dupes = (
-        SearchHit.objects.filter(run=run)
-        .values("query_text", "adapter", "rank")
-        .annotate(n=Count("id"))
-        .filter(n__gt=1)
-    )
-    assert not dupes.exists()
+    assert not duplicate_hits(run).exists()
     assert Source.objects.count() == sources and Passage.objects.count() == passages
 
     clean = services.check_start_run(author, plan, 1)
