@@ -122,27 +122,6 @@ class Retriever:
         timings["total_ms"] = _ms(clock)
         return result
 
-    def retrieve_pools(
-        self, request: RetrievalRequest, *, refute: bool = True
-    ) -> dict[str, RetrievalResult]:
-        """Support and refute pools for a claim, fused and diversified each on its own."""
-        variants = queries.variants(request.text, request.query_class, refute=refute)
-        texts = [v.text for v in variants]
-        timings: dict[str, float] = {}
-        lists = self._lists(request, texts, timings)
-        by_pool: dict[str, dict[str, list[RetrieverHit]]] = {}
-        for name, hits in lists.items():
-            pool = variants[_variant_of(name)].pool
-            by_pool.setdefault(pool, {})[name] = hits
-        out = {}
-        for pool, pool_lists in by_pool.items():
-            fused = self._fuse(pool_lists, request, texts)
-            result = self._finish(request, fused, dict(timings))
-            for hit in result.hits:
-                hit.pool = pool
-            out[pool] = result
-        return out
-
     # --- steps ---------------------------------------------------------------------
 
     def _lists(

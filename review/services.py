@@ -27,7 +27,7 @@ from ledger.models import (
     Verdict,
 )
 from research.models import Plan, Run, RunState
-from research.pipeline.claims.text import claim_fingerprint
+from research.pipeline.text import claim_fingerprint
 from research.providers.base import ProviderError
 from review.models import Action, GatePolicy, ReviewDecision
 

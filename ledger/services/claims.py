@@ -44,8 +44,8 @@ from research.pipeline.claims.records import (
     MiningResult,
     PassageInput,
 )
-from research.pipeline.claims.text import claim_fingerprint, is_meaningful_quote, normalize_text
 from research.pipeline.counter import Retrieve, counter_queries, gather_pools
+from research.pipeline.text import claim_fingerprint, is_meaningful_quote, normalize_text
 from research.pipeline.verify import VerifyConfig, verify_claim
 from research.pipeline.verify.records import (
     ClaimInput,
@@ -614,7 +614,7 @@ def _span(passage: Passage, quote: str) -> tuple[int, int] | None:
 
 
 def _first_sentence(item: EvidenceItem) -> str:
-    from research.pipeline.claims.text import is_meaningful_quote
+    from research.pipeline.text import is_meaningful_quote
     from research.pipeline.verify.features import item_sentences
 
     for a, b in item_sentences(item):

@@ -12,24 +12,14 @@ absolute offsets into ``text`` as well.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from research.pipeline.extract import Block
+from research.pipeline.text import split_sentences, trim_span
 
 PassageKindName = Literal["section", "chunk"]
-
-_ABBREVIATIONS = frozenset(
-    {"al", "approx", "ca", "cf", "co", "dr", "e.g", "eq", "eqs", "et", "etc", "fig", "figs"}
-    | {"i.e", "inc", "jr", "ltd", "mr", "mrs", "ms", "no", "nos", "pp", "prof", "ref", "refs"}
-    | {"resp", "sr", "st", "vs", "vol"}
-)
-# A sentence ends at . ! or ? (plus closing quotes/brackets) before whitespace and a
-# plausible sentence start; abbreviations and initials are filtered afterwards.
-_BOUNDARY = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s+[\"'\u201c\u2018(\[]?[A-Z0-9])")
-_WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)\.$")
 
 
 @dataclass(frozen=True)
@@ -76,36 +66,6 @@ class _Section:
     units: list[_Unit] = field(default_factory=list)
 
 
-def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
-    """Sentence spans (absolute, whitespace-trimmed) of ``text[start:end]``."""
-    end = len(text) if end is None else end
-    spans: list[tuple[int, int]] = []
-    cursor = start
-    for match in _BOUNDARY.finditer(text, start, end):
-        if _is_abbreviation(text[cursor : match.start() + 1]):
-            continue
-        spans.append((cursor, match.end()))
-        cursor = match.end()
-    spans.append((cursor, end))
-    return [trimmed for span in spans if (trimmed := _trim(text, *span))]
-
-
-def _is_abbreviation(sentence: str) -> bool:
-    found = _WORD_BEFORE.search(sentence)
-    if found is None:
-        return False
-    word = found.group(1).lower()
-    return word in _ABBREVIATIONS or len(word) == 1 or word.count(".") >= 1
-
-
-def _trim(text: str, start: int, end: int) -> tuple[int, int] | None:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return (start, end) if end > start else None
-
-
 def _hard_split(text: str, start: int, end: int, limit: int) -> list[tuple[int, int]]:
     """Cut an over-long span at whitespace so that no piece exceeds ``limit``."""
     pieces: list[tuple[int, int]] = []
@@ -138,7 +98,7 @@ def _units(text: str, block: Block, cfg: ChunkConfig) -> list[_Unit]:
 def _line_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
     spans, cursor = [], start
     for line in text[start:end].split("\n"):
-        span = _trim(text, cursor, cursor + len(line))
+        span = trim_span(text, cursor, cursor + len(line))
         if span:
             spans.append(span)
         cursor += len(line) + 1

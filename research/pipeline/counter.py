@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from research.pipeline.claims.text import DOWN_WORDS, UP_WORDS, content_words
+from research.pipeline.text import DOWN_WORDS, OPPOSITE_WORDS, UP_WORDS, content_words
 from research.pipeline.verify.records import EvidenceItem, PoolName, Pools
 
 Retrieve = Callable[[str, int], list[EvidenceItem]]
@@ -21,31 +21,6 @@ _AUX = re.compile(
     r"\b(is|are|was|were|can|could|does|do|did|has|have|had|will|would|may|might|should|must)\b"
 )
 _NEGATION = re.compile(r"\b(not|no|never|n't)\b\s*", re.IGNORECASE)
-_FLIP = {
-    "increase": "decrease",
-    "increases": "decreases",
-    "increased": "decreased",
-    "increasing": "decreasing",
-    "higher": "lower",
-    "more": "less",
-    "improves": "worsens",
-    "improved": "worsened",
-    "improve": "worsen",
-    "reduces": "increases",
-    "reduced": "increased",
-    "reduce": "increase",
-    "promotes": "inhibits",
-    "promoted": "inhibited",
-    "inhibits": "promotes",
-    "inhibited": "promoted",
-    "prevents": "causes",
-    "causes": "prevents",
-    "lower": "higher",
-    "less": "more",
-    "decreases": "increases",
-    "decreased": "increased",
-    "decrease": "increase",
-}
 
 
 @dataclass(frozen=True)
@@ -77,7 +52,7 @@ def negate(text: str) -> str:
         return _NEGATION.sub("", stripped, count=1)
     tokens = stripped.split(" ")
     for i, token in enumerate(tokens):
-        flipped = _FLIP.get(token.lower())
+        flipped = OPPOSITE_WORDS.get(token.lower())
         if flipped:
             tokens[i] = flipped.capitalize() if token[:1].isupper() else flipped
             return " ".join(tokens)

@@ -33,45 +33,13 @@ from research.pipeline.records import (
     parse_plan,
     question_problems,
 )
+from research.pipeline.text import EFFECT_VERB_OPPOSITES, QUESTION_STOPWORDS
 
 if TYPE_CHECKING:
     from research.providers.llm import LLMClient
 
 OFFLINE_PLANNER = "offline-rules-v1"
 
-_STOPWORD_TEXT = """a an the of in on at to for from by with without about into over under than then
-    and or but nor not no is are was were be been being do does did doing has have had
-    can could should would will shall may might must it its this that these those what
-    which who whom whose why how when where whether there their they them we our you your
-    i me my he she his her as if so such any some more most less very also just only
-    between among versus vs compared compare comparison difference"""
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-EFFECT_VERBS = {
-    "reduce": "increase",
-    "reduces": "increases",
-    "lower": "raise",
-    "lowers": "raises",
-    "decrease": "increase",
-    "decreases": "increases",
-    "increase": "reduce",
-    "increases": "reduces",
-    "raise": "lower",
-    "raises": "lowers",
-    "improve": "worsen",
-    "improves": "worsens",
-    "prevent": "cause",
-    "prevents": "causes",
-    "cause": "prevent",
-    "causes": "prevents",
-    "affect": "not affect",
-    "affects": "does not affect",
-    "protect": "harm",
-    "protects": "harms",
-    "help": "harm",
-    "helps": "harms",
-    "outperform": "underperform",
-    "outperforms": "underperforms",
-}
 AUXILIARIES = r"(?:does|do|did|is|are|was|were|can|could|will|would|should|has|have|may|might)"
 POPULATION_MARKERS = (" in ", " among ", " for ", " of patients with ")
 
@@ -107,7 +75,7 @@ class QuestionShape:
 def keywords(text: str) -> str:
     """Content words in order, without stopwords or duplicates."""
     words = re.findall(r"[\w][\w'+-]*", text)
-    kept = [w for w in words if w.casefold() not in STOPWORDS]
+    kept = [w for w in words if w.casefold() not in QUESTION_STOPWORDS]
     return " ".join(dict.fromkeys(kept))
 
 
@@ -128,7 +96,7 @@ def analyze_question(question: str) -> QuestionShape:
     q = _strip_question(question)
     topic = keywords(q) or q
     effect = re.match(
-        rf"^{AUXILIARIES}\s+(?P<x>.+?)\s+(?:really\s+|actually\s+)?(?P<verb>{'|'.join(EFFECT_VERBS)})"
+        rf"^{AUXILIARIES}\s+(?P<x>.+?)\s+(?:really\s+|actually\s+)?(?P<verb>{'|'.join(EFFECT_VERB_OPPOSITES)})"
         r"\s+(?P<y>.+)$",
         q,
         re.IGNORECASE,
@@ -162,7 +130,7 @@ def _q(text: str, query_class: str) -> tuple[str, str]:
 def _effect_nodes(s: QuestionShape) -> list[tuple[str, str, int, list[tuple[str, str]]]]:
     x, y, z = keywords(s.subject) or s.subject, keywords(s.outcome) or s.outcome, s.population
     zk = keywords(z)
-    opposite = EFFECT_VERBS.get(s.verb, "not affect")
+    opposite = EFFECT_VERB_OPPOSITES.get(s.verb, "not affect")
     verbs = s.verb if s.verb.endswith("s") else s.verb + "s"
     base = f"{x} {y} {zk}".strip()
     return [

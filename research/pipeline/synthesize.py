@@ -23,10 +23,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from functools import lru_cache
 from typing import Any, Protocol
 
 from research.pipeline.claims.mine import split_coordination
+from research.pipeline.text import SYNTHESIS_STOPWORDS, split_sentences, stem_words
 from research.providers.base import ProviderError
 
 EXTRACTIVE = "extractive"
@@ -277,22 +277,14 @@ def writer_messages(
 
 
 _TAG = re.compile(r"\[\s*(C\d+(?:\s*[,;]\s*C\d+)*)\s*\]")
-_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\[A-Z0-9\"'(])")
-_ABBREVIATIONS = ("e.g.", "i.e.", "et al.", "vs.", "fig.", "approx.", "cf.", "no.")
 
 
 def atomize(prose: str) -> list[tuple[str, list[str]]]:
     """Split prose into sentences and pull out their claim tags (re-atomization)."""
     pieces: list[str] = []
     for paragraph in re.split(r"\n\s*\n", prose.strip()):
-        buffer = ""
-        for piece in _SPLIT.split(" ".join(paragraph.split())):
-            buffer = f"{buffer} {piece}".strip()
-            if not buffer.lower().endswith(_ABBREVIATIONS):
-                pieces.append(buffer)
-                buffer = ""
-        if buffer:
-            pieces.append(buffer)
+        flat = " ".join(paragraph.split())
+        pieces += [flat[a:b] for a, b in split_sentences(flat)]
     units: list[tuple[str, list[str]]] = []
     for piece in pieces:
         tags = [t.strip() for m in _TAG.finditer(piece) for t in re.split(r"[,;]", m.group(1))]
@@ -309,13 +301,6 @@ def _wordset(words: str) -> frozenset[str]:
     return frozenset(words.split())
 
 
-_STOPWORDS = _wordset(
-    """a an the of in on at to for from by with as and or but is are was were be been being
-    this that these those it its their there which who whom whose than then also
-    additionally moreover furthermore however while whereas both respectively addition
-    into onto over under between among within about such has have had do does did other
-    another further overall"""
-)
 # Words that widen or strengthen a claim; each is a finding unless a cited claim uses it.
 _BROADENING = _wordset(
     """all always every everyone everything never none nobody any universal universally
@@ -333,20 +318,13 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*|\d+(?:[.,]\d+)*%?")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 
-@lru_cache(maxsize=1)
-def _stemmer() -> Any:
-    import Stemmer  # PyStemmer (Snowball)
-
-    return Stemmer.Stemmer("english")
-
-
 def _words(text: str) -> list[str]:
     return [w.lower().strip("'-") for w in _WORD.findall(text)]
 
 
 def _stems(text: str) -> set[str]:
-    words = [w for w in _words(text) if w and w not in _STOPWORDS and not w[0].isdigit()]
-    return set(_stemmer().stemWords(words))
+    words = [w for w in _words(text) if w and w not in SYNTHESIS_STOPWORDS and not w[0].isdigit()]
+    return set(stem_words(words))
 
 
 def check_sentence(text: str, tags: list[str], by_label: dict[str, Capsule]) -> list[str]:

@@ -24,8 +24,8 @@ from django.db.models import Q
 
 from ledger.models import Candidate, CandidateState, Claim, EvidenceLink, Snapshot, Source
 from research.models import Run
-from research.pipeline.claims.text import content_words
 from research.pipeline.synthesize import Synthesis
+from research.pipeline.text import content_words
 from review.diff import RunDiff
 from review.exports.citations import bibliography_entry, reference_text
 from review.models import Action, ReviewDecision

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from research.pipeline.claims import MineConfig, PassageInput, mine_claims, split_coordination
 from research.pipeline.claims.classify import claim_type, entities, time_sensitivity
-from research.pipeline.claims.text import claim_fingerprint, passage_fingerprint
+from research.pipeline.text import claim_fingerprint, passage_fingerprint
 
 
 def passage(pid: str, text: str, source: str = "", offset: int = 0) -> PassageInput:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from research.pipeline.retrieve.diversify import select, select_pools
+from research.pipeline.retrieve.diversify import select
 from research.pipeline.retrieve.records import DiversityConfig, Hit
 
 
@@ -70,15 +70,3 @@ def test_it_stops_at_the_limit_and_handles_an_empty_pool():
     cfg = DiversityConfig()
     assert len(select(pool(), cfg, 2)) == 2
     assert select([], cfg, 5) == []
-
-
-def test_it_selects_support_and_refute_pools_independently():
-    support = pool()
-    refute = [hit(1, 1.0, 10, unit(1, 0, 0)), hit(9, 0.8, 14, unit(0.9, 0.1, 0))]
-    cfg = DiversityConfig(mmr_lambda=1.0, per_source=1, per_cluster=99, duplicate_cosine=1.1)
-    pools = select_pools({"support": support, "refute": refute}, cfg, 3)
-    # passage 1 is chosen in both: the refute pool is not thinned by what support holds
-    assert ids(pools["support"]) == [1, 3, 4]
-    assert ids(pools["refute"]) == [1, 9]
-    assert {h.pool for h in pools["refute"]} == {"refute"}
-    assert {h.pool for h in pools["support"]} == {"support"}

@@ -91,14 +91,6 @@ def test_it_diversifies_with_caps(retriever, corpus):
     assert all(h.embedding is not None for h in result.hits)
 
 
-def test_it_keeps_support_and_refute_pools_apart(retriever, corpus):
-    pools = retriever.retrieve_pools(RetrievalRequest(text="Green tea increases caffeine", limit=3))
-    assert set(pools) == {"support", "refute"}
-    assert all(h.pool == "refute" for h in pools["refute"].hits)
-    assert any(name.startswith("bm25:") for h in pools["refute"].hits for name in h.ranks)
-    assert not any(":" in name for h in pools["support"].hits for name in h.ranks)
-
-
 def test_it_records_timings_and_counts(retriever, corpus):
     result = ask(retriever, "TP53")
     assert {"encode_ms", "search_ms", "load_ms", "total_ms"} <= set(result.timings_ms)

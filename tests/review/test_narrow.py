@@ -8,7 +8,7 @@ from django.contrib.auth.models import Group, User
 from django.urls import reverse
 
 from ledger.models import ReviewState, Verdict
-from research.pipeline.claims.text import claim_fingerprint
+from research.pipeline.text import claim_fingerprint
 from review import services
 from review.models import GatePolicy, ReviewDecision
 from tests.factories import make_claim, make_passage, make_snapshot

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from research.pipeline.claims.text import passage_fingerprint
+from research.pipeline.text import passage_fingerprint
 from research.pipeline.verify.records import ClaimInput, EvidenceItem, PoolName, Vote
 
 

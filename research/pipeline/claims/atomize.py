@@ -20,7 +20,7 @@ from research.pipeline.claims.records import (
     MiningResult,
     PassageInput,
 )
-from research.pipeline.claims.text import (
+from research.pipeline.text import (
     claim_fingerprint,
     content_stems,
     content_words,

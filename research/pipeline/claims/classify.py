@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from research.pipeline.claims.text import hedges, quantities, years
+from research.pipeline.text import hedges, quantities, years
 
 _TYPE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (

@@ -1,6 +1,6 @@
 """Deterministic claim mining: atomic claims from evidence passages, anchored to sentences.
 
-1. Split each passage into sentences (given offsets, else :func:`sentence_spans`).
+1. Split each passage into sentences (given offsets, else :func:`split_sentences`).
 2. Keep declarative sentences long enough to state something; record the rest that
    looked like claims as dropped, with the reason.
 3. Atomize: split coordinated facts ("X does A and B", "P; Q", "P, but Q") into one
@@ -27,7 +27,7 @@ from research.pipeline.claims.records import (
     MiningResult,
     PassageInput,
 )
-from research.pipeline.claims.text import (
+from research.pipeline.text import (
     DOWN_WORDS,
     UP_WORDS,
     claim_fingerprint,
@@ -35,7 +35,7 @@ from research.pipeline.claims.text import (
     content_words,
     negated,
     quantities,
-    sentence_spans,
+    split_sentences,
     words,
 )
 
@@ -272,7 +272,7 @@ def _split_predicates(clause: str) -> list[str]:
 
 
 def _spans(passage: PassageInput) -> list[tuple[int, int]]:
-    return list(passage.sentences) or sentence_spans(passage.text)
+    return list(passage.sentences) or split_sentences(passage.text)
 
 
 def _anchor(passage: PassageInput, start: int, end: int) -> Anchor:

@@ -11,8 +11,7 @@ Support and refute pools are selected independently: one never crowds out the ot
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -78,13 +77,3 @@ def _admissible(
     return per_source[hit.source_id] < cfg.per_source and (
         per_cluster[hit.cluster_key] < cfg.per_cluster
     )
-
-
-def select_pools(
-    pools: Mapping[str, Sequence[Hit]], cfg: DiversityConfig, limit: int
-) -> dict[str, list[Hit]]:
-    """Diversify each pool on its own; every chosen hit is labelled with its pool."""
-    out: dict[str, list[Hit]] = {}
-    for name, hits in pools.items():
-        out[name] = [replace(hit, pool=name) for hit in select(hits, cfg, limit)]
-    return out

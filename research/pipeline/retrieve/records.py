@@ -53,7 +53,6 @@ class Hit:
     metadata: dict[str, Any] = field(default_factory=dict)  # the source's metadata
     embedding: NDArray[np.float32] | None = None
     rerank_score: float | None = None
-    pool: str = ""  # support / refute / background when pools were asked for
 
     @property
     def cluster_key(self) -> str:

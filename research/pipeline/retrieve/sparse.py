@@ -12,16 +12,13 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any
 
-from bm25s.stopwords import STOPWORDS_EN
+from research.pipeline.text import BM25_STOPWORDS, stem_words
 
 WORD = re.compile(r"(?u)\b\w\w+\b")
 # Word characters joined by - . / (at least one digit somewhere): gene variants, versions.
 IDENTIFIER = re.compile(r"(?u)\b\w+(?:[-./]\w+)+\b")
 MIXED = re.compile(r"(?=\w*[^\W\d_])(?=\w*\d)\w+")
-STOPWORDS = frozenset(STOPWORDS_EN)  # Lucene's English list, as bm25s uses
 MAX_TOKEN_CHARS = 64
 
 
@@ -31,13 +28,6 @@ class BM25Params:
 
     k1: float = 1.5
     b: float = 0.75
-
-
-@lru_cache(maxsize=1)
-def _stemmer() -> Any:
-    import Stemmer
-
-    return Stemmer.Stemmer("english")
 
 
 def _identifiers(text: str) -> list[str]:
@@ -51,8 +41,8 @@ def _identifiers(text: str) -> list[str]:
 
 def analyze(text: str) -> list[str]:
     """Text to index terms (with repeats): stemmed words, then whole identifiers."""
-    words = [w for w in WORD.findall(text.lower()) if w not in STOPWORDS]
-    stems: list[str] = _stemmer().stemWords(words)
+    words = [w for w in WORD.findall(text.lower()) if w not in BM25_STOPWORDS]
+    stems = stem_words(words)
     terms = [s for s in stems if len(s) <= MAX_TOKEN_CHARS]
     return terms + _identifiers(text)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from research.pipeline.claims.text import is_meaningful_quote, passage_fingerprint
+from research.pipeline.text import is_meaningful_quote, passage_fingerprint
 from research.pipeline.verify.records import (
     ClaimInput,
     DiscardedVote,

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
-from research.pipeline.claims.text import (
+from research.pipeline.text import (
     antonym_clash,
     content_stems,
     coverage,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from research.pipeline.claims.text import sha256_hex
+from research.pipeline.text import sha256_hex
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

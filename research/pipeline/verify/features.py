@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from research.pipeline.claims.text import (
+from research.pipeline.text import (
     NULL_EFFECT,
     antonym_clash,
     clause_spans,
@@ -23,7 +23,7 @@ from research.pipeline.claims.text import (
     is_meaningful_quote,
     negated,
     quantities,
-    sentence_spans,
+    split_sentences,
 )
 from research.pipeline.verify.records import EvidenceItem
 
@@ -62,7 +62,7 @@ def item_sentences(item: EvidenceItem) -> list[tuple[int, int]]:
     "X increases Y, but whether Z is unknown" is judged as two clauses: an atomic claim
     mined from the first must not be contradicted by the negation in the second.
     """
-    spans = list(item.sentences) or sentence_spans(item.text)
+    spans = list(item.sentences) or split_sentences(item.text)
     clauses = [c for a, b in spans if b > a for c in clause_spans(item.text, a, b)]
     return [(a, b) for a, b in clauses if item.text[a:b].strip()] or [(0, len(item.text))]
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from research.pipeline.claims.text import is_meaningful_quote
+from research.pipeline.text import is_meaningful_quote
 from research.pipeline.verify.features import item_sentences
 from research.pipeline.verify.records import ClaimInput, EvidenceItem, Vote, VoteVerdict
 from research.providers.base import ProviderError

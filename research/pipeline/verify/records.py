@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from research.pipeline.claims.text import claim_fingerprint
+from research.pipeline.text import claim_fingerprint
 
 
 class PoolName(StrEnum):

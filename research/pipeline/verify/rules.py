@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from research.pipeline.claims.text import (
+from research.pipeline.text import (
     Quantity,
     antonym_clash,
     content_stems,

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from research.pipeline.claims.text import passage_fingerprint
+from research.pipeline.text import passage_fingerprint
 from research.pipeline.verify.records import EvidenceItem, PoolName, Status
 
 LABEL_TO_STATUS = {"SUPPORT": Status.PASS, "CONTRADICT": Status.FAIL, "NEI": Status.UNCERTAIN}

@@ -191,7 +191,7 @@ def claim_only_baseline(
     """What the claim's wording alone predicts (no evidence): the artifact to stay above."""
     from sklearn.linear_model import LogisticRegression
 
-    from research.pipeline.claims.text import direction, hedges, negation_count, quantities
+    from research.pipeline.text import direction, hedges, negation_count, quantities
 
     emb = encode([c.text for c in claims]).astype(np.float64)
     hand = np.array(

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 
 from research.pipeline.identity import extract_arxiv_id
+from research.pipeline.text import STOPWORDS
 from research.providers.search.base import (
     SearchAdapter,
     SearchRecord,
@@ -32,38 +33,6 @@ NS = {
 ENDPOINT = "https://export.arxiv.org/api/query"
 _FIELD_RE = re.compile(r"\b(?:ti|au|abs|co|jr|cat|rn|id|all):", re.IGNORECASE)
 _TERM_RE = re.compile(r"[\w][\w\-.]*")
-_STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "for",
-        "from",
-        "how",
-        "in",
-        "is",
-        "it",
-        "of",
-        "on",
-        "or",
-        "that",
-        "the",
-        "this",
-        "to",
-        "was",
-        "what",
-        "when",
-        "which",
-        "who",
-        "why",
-        "with",
-    ]
-)
 
 
 def build_query(query: str) -> str:
@@ -71,7 +40,7 @@ def build_query(query: str) -> str:
     if _FIELD_RE.search(query):
         return query.strip()
     words = [term.rstrip(".-") for term in _TERM_RE.findall(query)]
-    terms = [term for term in words if term.lower() not in _STOPWORDS] or words
+    terms = [term for term in words if term.lower() not in STOPWORDS] or words
     return " AND ".join(f'all:"{t}"' if "-" in t or "." in t else f"all:{t}" for t in terms)
 
 

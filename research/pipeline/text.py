@@ -1,7 +1,15 @@
-"""Lexical helpers shared by mining and verification: deterministic, no models.
+"""The one home of language resources: word lists, the sentence splitter, the stemmer.
 
-Normalization and fingerprints, sentence spans with offsets, content words and stems,
-negation, direction words, hedges, and numbers with units. Everything here is pure.
+Everything that reads English text — chunking, BM25 analysis, planning, mining, counter
+queries, verification, quote checks and synthesis — takes its word lists, its sentence
+boundaries and its Snowball stemmer from here, so two stages never disagree on where a
+sentence ends or what a stopword is. Pure and deterministic; no models, no ORM.
+
+Contents: normalization and fingerprints; :func:`split_sentences` (with
+:data:`ABBREVIATIONS`); stopword lists (:data:`STOPWORDS` and the few task lists that
+must differ from it, each saying why); :func:`stem` / :func:`stem_words`; negation,
+direction (:data:`UP_WORDS`, :data:`DOWN_WORDS`, :data:`OPPOSITE_WORDS`,
+:data:`EFFECT_VERB_OPPOSITES`) and antonym tables; hedges; numbers with units.
 """
 
 from __future__ import annotations
@@ -11,10 +19,13 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 _WS = re.compile(r"\s+")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9'\-]*|\d+(?:[.,]\d+)*")
 
+# Function words: what is left are a text's content words (mining, counter queries,
+# verification, quote checks) and the terms of an arXiv query.
 STOPWORDS = frozenset(
     [
         "a",
@@ -152,6 +163,229 @@ STOPWORDS = frozenset(
         "thus",
         "hence",
         "therefore",
+    ]
+)
+
+# The word lists below differ from STOPWORDS on purpose; each says what depends on it.
+
+# Lucene's English stop words (bm25s's STOPWORDS_EN): the BM25 analyzer of
+# ``research.pipeline.retrieve.sparse``. Every passage's postings were built with this
+# list, so changing it means re-indexing every library.
+BM25_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "such",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "will",
+        "with",
+    ]
+)
+# The planner's keywords of a question (``research.pipeline.planner.keywords``): query
+# texts are made of what is left, so comparison words go too, and "more", "less"
+# stay out of queries. Changing it changes every proposed plan.
+QUESTION_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "from",
+        "by",
+        "with",
+        "without",
+        "about",
+        "into",
+        "over",
+        "under",
+        "than",
+        "then",
+        "and",
+        "or",
+        "but",
+        "nor",
+        "not",
+        "no",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "do",
+        "does",
+        "did",
+        "doing",
+        "has",
+        "have",
+        "had",
+        "can",
+        "could",
+        "should",
+        "would",
+        "will",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "why",
+        "how",
+        "when",
+        "where",
+        "whether",
+        "there",
+        "their",
+        "they",
+        "them",
+        "we",
+        "our",
+        "you",
+        "your",
+        "i",
+        "me",
+        "my",
+        "he",
+        "she",
+        "his",
+        "her",
+        "as",
+        "if",
+        "so",
+        "such",
+        "any",
+        "some",
+        "more",
+        "most",
+        "less",
+        "very",
+        "also",
+        "just",
+        "only",
+        "between",
+        "among",
+        "versus",
+        "vs",
+        "compared",
+        "compare",
+        "comparison",
+        "difference",
+    ]
+)
+# Synthesis's check that a report sentence says nothing its cited claims do not
+# (``research.pipeline.synthesize.check_sentence``): discourse connectives are ignored,
+# but negations, quantifiers and modal verbs are kept, since adding one is an overstatement.
+SYNTHESIS_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "from",
+        "by",
+        "with",
+        "as",
+        "and",
+        "or",
+        "but",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "this",
+        "that",
+        "these",
+        "those",
+        "it",
+        "its",
+        "their",
+        "there",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "than",
+        "then",
+        "also",
+        "additionally",
+        "moreover",
+        "furthermore",
+        "however",
+        "while",
+        "whereas",
+        "both",
+        "respectively",
+        "addition",
+        "into",
+        "onto",
+        "over",
+        "under",
+        "between",
+        "among",
+        "within",
+        "about",
+        "such",
+        "has",
+        "have",
+        "had",
+        "do",
+        "does",
+        "did",
+        "other",
+        "another",
+        "further",
+        "overall",
     ]
 )
 
@@ -338,6 +572,62 @@ DOWN_WORDS = frozenset(
         "alleviated",
     ]
 )
+# A claim's opposite for its negation counter query (``research.pipeline.counter.negate``):
+# the first of these words in the claim is swapped.
+OPPOSITE_WORDS = {
+    "increase": "decrease",
+    "increases": "decreases",
+    "increased": "decreased",
+    "increasing": "decreasing",
+    "higher": "lower",
+    "more": "less",
+    "improves": "worsens",
+    "improved": "worsened",
+    "improve": "worsen",
+    "reduces": "increases",
+    "reduced": "increased",
+    "reduce": "increase",
+    "promotes": "inhibits",
+    "promoted": "inhibited",
+    "inhibits": "promotes",
+    "inhibited": "promoted",
+    "prevents": "causes",
+    "causes": "prevents",
+    "lower": "higher",
+    "less": "more",
+    "decreases": "increases",
+    "decreased": "increased",
+    "decrease": "increase",
+}
+# The effect verbs the planner recognizes in "Does X <verb> Y?" and the verb of its
+# counter-evidence query ("X increases Y"). Verbs only: "lower" is the verb (-> "raise"),
+# where OPPOSITE_WORDS reads it as the adjective (-> "higher").
+EFFECT_VERB_OPPOSITES = {
+    "reduce": "increase",
+    "reduces": "increases",
+    "lower": "raise",
+    "lowers": "raises",
+    "decrease": "increase",
+    "decreases": "increases",
+    "increase": "reduce",
+    "increases": "reduces",
+    "raise": "lower",
+    "raises": "lowers",
+    "improve": "worsen",
+    "improves": "worsens",
+    "prevent": "cause",
+    "prevents": "causes",
+    "cause": "prevent",
+    "causes": "prevents",
+    "affect": "not affect",
+    "affects": "does not affect",
+    "protect": "harm",
+    "protects": "harms",
+    "help": "harm",
+    "helps": "harms",
+    "outperform": "underperform",
+    "outperforms": "underperforms",
+}
 ANTONYM_PAIRS = (
     ("positive", "negative"),
     ("positively", "negatively"),
@@ -486,12 +776,19 @@ _NUMBER_RE = re.compile(
     re.IGNORECASE,
 )
 _YEAR_RE = re.compile(r"\b(1[6-9]\d\d|20\d\d)\b")
-_ABBREV = re.compile(
-    r"(?:\b(?:e\.g|i\.e|et al|vs|fig|figs|ref|refs|no|approx|ca|cf|dr|mr|mrs|ms|prof|st|"
-    r"inc|ltd|co|jr|sr|al|eq|resp|incl|vol|pp)\.$)|(?:\b[A-Z]\.$)",
-    re.IGNORECASE,
+# --- sentences ------------------------------------------------------------------------
+
+# A "." after one of these words (or after a single letter, or a dotted word such as
+# "e.g" or "U.S") does not end a sentence.
+ABBREVIATIONS = frozenset(
+    {"al", "approx", "ca", "cf", "co", "dr", "e.g", "eq", "eqs", "et", "etc", "fig", "figs"}
+    | {"i.e", "inc", "jr", "ltd", "mr", "mrs", "ms", "no", "nos", "pp", "prof", "ref", "refs"}
+    | {"resp", "sr", "st", "vs", "vol"}
 )
-_SENT_END = re.compile(r"(?<=[.!?])[\"'\u201d)\]]*\s+(?=[\"'\u201c(\[]?[A-Z0-9])|\n\s*\n")
+# A sentence ends at . ! or ? (plus closing quotes/brackets) before whitespace and a
+# plausible sentence start; abbreviations and initials are filtered afterwards.
+_BOUNDARY = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s+[\"'\u201c\u2018(\[]?[A-Z0-9])")
+_WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)\.$")
 
 
 def normalize_text(text: str) -> str:
@@ -518,7 +815,8 @@ def words(text: str) -> list[str]:
 
 
 @lru_cache(maxsize=1)
-def _stemmer() -> object:
+def stemmer() -> Any:
+    """The Snowball English stemmer (PyStemmer), loaded once per process."""
     import Stemmer
 
     return Stemmer.Stemmer("english")
@@ -526,7 +824,12 @@ def _stemmer() -> object:
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    return str(_stemmer().stemWord(word))  # type: ignore[attr-defined]
+    return str(stemmer().stemWord(word))
+
+
+def stem_words(words: list[str]) -> list[str]:
+    """Stems of many words in one call (the BM25 analyzer's hot path)."""
+    return list(stemmer().stemWords(words))
 
 
 def content_words(text: str) -> list[str]:
@@ -550,19 +853,40 @@ def is_meaningful_quote(quote: str, *, min_chars: int = 20, min_content_words: i
     return len(quote.strip()) >= min_chars and len(content_words(quote)) >= min_content_words
 
 
-def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
-    """[start, end) offsets of the sentences of ``text[start:end]``, without outer spaces."""
+def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Sentence spans of ``text[start:end]``: absolute ``[start, end)`` offsets into
+    ``text``, whitespace-trimmed, in order, never empty.
+
+    The one sentence splitter: passages are chunked with it (their stored sentence
+    offsets come from here), and mining, quote checks and synthesis split with it too.
+    """
     end = len(text) if end is None else end
     spans: list[tuple[int, int]] = []
     cursor = start
-    for match in _SENT_END.finditer(text, start, end):
-        stop = match.start()
-        if text[stop - 1] == "." and _ABBREV.search(text[cursor:stop]):
+    for match in _BOUNDARY.finditer(text, start, end):
+        if _is_abbreviation(text[cursor : match.start() + 1]):
             continue
-        _append_span(text, cursor, stop + len(match.group(0).rstrip()) - 0, spans)
+        spans.append((cursor, match.end()))
         cursor = match.end()
-    _append_span(text, cursor, end, spans)
-    return spans
+    spans.append((cursor, end))
+    return [trimmed for span in spans if (trimmed := trim_span(text, *span))]
+
+
+def _is_abbreviation(sentence: str) -> bool:
+    found = _WORD_BEFORE.search(sentence)
+    if found is None:
+        return False
+    word = found.group(1).lower()
+    return word in ABBREVIATIONS or len(word) == 1 or word.count(".") >= 1
+
+
+def trim_span(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """``(start, end)`` without outer whitespace; None when nothing is left."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return (start, end) if end > start else None
 
 
 _CLAUSE_BREAK = re.compile(r";\s+|,\s+(?=(?:but|whereas|while|although|however)\b)")
@@ -580,15 +904,6 @@ def clause_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
     if len(spans) == 1 or not all(is_meaningful_quote(text[a:b]) for a, b in spans):
         return [(start, end)]
     return spans
-
-
-def _append_span(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> None:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    if end > start:
-        spans.append((start, end))
 
 
 def negated(text: str) -> bool:

@@ -1,24 +1,46 @@
 from __future__ import annotations
 
-from research.pipeline.claims.text import (
+from research.pipeline.text import (
     claim_fingerprint,
     hedges,
     is_meaningful_quote,
     negated,
     quantities,
-    sentence_spans,
+    split_sentences,
 )
 
 
 def test_it_splits_sentences_at_exact_offsets_without_breaking_abbreviations():
     text = "Aspirin reduces fever (Smith et al. 2001). It was introduced in 1899.  Dose: 5 mg."
-    spans = sentence_spans(text)
+    spans = split_sentences(text)
     pieces = [text[a:b] for a, b in spans]
     assert pieces == [
         "Aspirin reduces fever (Smith et al. 2001).",
         "It was introduced in 1899.",
         "Dose: 5 mg.",
     ]
+
+
+def test_it_splits_sentences_without_breaking_abbreviations_or_decimals():
+    text = "Levels fell by 1.8 mg (e.g. in Fig. 2). Smith et al. found no change. Is it real? Yes."
+
+    spans = [text[s:e] for s, e in split_sentences(text)]
+
+    assert spans == [
+        "Levels fell by 1.8 mg (e.g. in Fig. 2).",
+        "Smith et al. found no change.",
+        "Is it real?",
+        "Yes.",
+    ]
+
+
+def test_it_splits_only_inside_the_range_asked_for_with_absolute_offsets():
+    text = "Title line\n\nFirst finding holds. Second one too.  "
+
+    spans = split_sentences(text, 12, len(text))
+
+    assert [text[a:b] for a, b in spans] == ["First finding holds.", "Second one too."]
+    assert spans[0][0] == 12
 
 
 def test_it_fingerprints_the_normalized_text():
