@@ -8,14 +8,14 @@ from procrastinate import RetryStrategy
 from procrastinate.contrib.django import app
 
 from ledger.services.ingest import summarize
-from ledger.services.uploads import do_ingest_uploads
+from ledger.services.uploads import INGEST_QUEUE, INGEST_TASK, do_ingest_uploads
 
 logger = logging.getLogger(__name__)
 
 
 @app.task(
-    name="ledger.ingest_uploads",
-    queue="ingest",
+    name=INGEST_TASK,
+    queue=INGEST_QUEUE,
     retry=RetryStrategy(max_attempts=3, wait=5),
 )
 def ingest_uploads(batch: str) -> None:

@@ -9,10 +9,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 
 from research.models import Run
-
-
-def run_group(code: object) -> str:
-    return f"run-{code}"
+from research.progress import run_group
 
 
 class RunProgressConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]

@@ -8,11 +8,14 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
 
-from research.consumers import run_group
-
 __all__ = ["publish_run_progress", "run_group"]
 
 logger = logging.getLogger(__name__)
+
+
+def run_group(code: object) -> str:
+    """The channel group of one run's progress (``research.consumers`` joins it)."""
+    return f"run-{code}"
 
 
 def publish_run_progress(run_code: object) -> None:

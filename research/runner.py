@@ -25,19 +25,26 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from research.models import Run, RunState, StageCheckpoint, StageStatus
+from research.models import Run, RunState, StageStatus
 from research.pipeline.records import parse_plan
 from research.progress import publish_run_progress
 from research.providers.base import ProviderError
-from research.stages import counter, expansion, ingest, mine, retrieve, search, verify
-from research.stages.base import (
-    RunCancelled,
-    StageContext,
-    StageFailed,
-    WallTimeExhausted,
+from research.services.checkpoints import (
+    do_close_checkpoint,
+    do_open_checkpoint,
+    do_retry_checkpoint,
+    do_skip_checkpoint,
+)
+from research.services.runs import (
+    do_add_stop_reason,
+    do_mark_started,
+    do_transition,
+    join_reasons,
     merge_counters,
     refresh_counts,
 )
+from research.stages import counter, expansion, ingest, mine, retrieve, search, verify
+from research.stages.base import RunCancelled, StageContext, StageFailed, WallTimeExhausted
 
 logger = logging.getLogger(__name__)
 
@@ -142,27 +149,15 @@ def current_round(run: Run) -> int:
     return int(run.counters.get("round", 0))
 
 
-def open_checkpoint(run: Run, round_no: int) -> StageCheckpoint:
-    cp, _ = StageCheckpoint.objects.get_or_create(run=run, stage=run.state, round=round_no)
-    cp.attempts += 1
-    cp.status = StageStatus.RUNNING
-    cp.started_at = cp.started_at or timezone.now()
-    cp.error = ""
-    cp.save(update_fields=["attempts", "status", "started_at", "error"])
-    return cp
-
-
 def step(run_code: Any, schedule: Schedule = _no_schedule) -> StepResult:
     """Run the current state's handler once and move the run on (see module docstring)."""
     run = Run.objects.select_related("plan_version__plan").get(code=run_code)
     if run.is_terminal or run.state in WAITING_STATES:
         return StepResult(run.state, again=False)
-    if run.started_at is None:
-        run.started_at = timezone.now()
-        run.save(update_fields=["started_at"])
+    do_mark_started(run)
     plan = parse_plan(run.plan_version.content)
     round_no = current_round(run) if run.state != RunState.QUEUED else 0
-    cp = open_checkpoint(run, round_no)
+    cp = do_open_checkpoint(run, round_no)
     publish_run_progress(run.code)
     ctx = StageContext(run=run, plan=plan, checkpoint=cp, round=round_no)
     try:
@@ -193,39 +188,15 @@ def _words(ctx: StageContext, exc: BaseException) -> str:
     return f"{label} failed: {detail}"
 
 
-def _close_checkpoint(cp: StageCheckpoint, status: str, error: str = "") -> None:
-    cp.status = status
-    cp.error = error
-    cp.finished_at = timezone.now()
-    wall_s = (cp.finished_at - cp.started_at).total_seconds() if cp.started_at else 0.0
-    cp.counters = {**cp.counters, "wall_s": round(wall_s, 3)}
-    cp.save(update_fields=["status", "error", "finished_at", "counters"])
-
-
-def _transition(run: Run, target: str, **fields: Any) -> None:
-    """The declared transition, guarded against a concurrent change of state."""
-    locked = Run.objects.select_for_update().get(pk=run.pk)
-    if locked.state != run.state:
-        raise StageFailed(f"the run moved to {locked.state} while {run.state} was running")
-    locked.transition(target)
-    for name, value in fields.items():
-        setattr(locked, name, value)
-    if fields:
-        locked.save(update_fields=list(fields))
-    run.state = locked.state
-    for name, value in fields.items():
-        setattr(run, name, value)
-
-
 def _advance(ctx: StageContext, target: str, schedule: Schedule) -> StepResult:
     run = ctx.run
     with transaction.atomic():
-        _close_checkpoint(ctx.checkpoint, StageStatus.DONE)
+        do_close_checkpoint(ctx.checkpoint, StageStatus.DONE)
         extra: dict[str, Any] = {}
         if target in WAITING_STATES:
             extra["finished_at"] = timezone.now()
         expanding = run.state == RunState.RETRIEVING and target == RunState.SEARCHING
-        _transition(run, target, **extra)
+        do_transition(run, target, **extra)
         if expanding:  # best-first expansion: the next round begins with the transition
             merge_counters(run, {"round": ctx.round + 1})
         refresh_counts(run)
@@ -241,13 +212,13 @@ def _end(
 ) -> StepResult:
     run = ctx.run
     with transaction.atomic():
-        _close_checkpoint(ctx.checkpoint, status, error)
+        do_close_checkpoint(ctx.checkpoint, status, error)
         fields: dict[str, Any] = {"finished_at": timezone.now()}
         if stop:
-            fields["stop_reason"] = _join_reasons(run.stop_reason, stop)
+            fields["stop_reason"] = join_reasons(run.stop_reason, stop)
         if error:
             fields["error"] = error
-        _transition(run, state, **fields)
+        do_transition(run, state, **fields)
         refresh_counts(run)
         publish_run_progress(run.code)
     return StepResult(run.state, again=False)
@@ -257,9 +228,7 @@ def _retry_later(ctx: StageContext, message: str, schedule: Schedule) -> StepRes
     cp = ctx.checkpoint
     delay = RETRY_DELAYS_S[min(cp.attempts, len(RETRY_DELAYS_S)) - 1]
     with transaction.atomic():
-        cp.status = StageStatus.PENDING
-        cp.error = f"{message}; retrying in {delay} s"
-        cp.save(update_fields=["status", "error"])
+        do_retry_checkpoint(cp, f"{message}; retrying in {delay} s")
         schedule(ctx.run, delay)
         publish_run_progress(ctx.run.code)
     return StepResult(ctx.run.state, again=True, delay_s=delay)
@@ -270,8 +239,7 @@ def _out_of_time(ctx: StageContext, schedule: Schedule) -> StepResult:
     run = ctx.run
     reason = f"Wall-time budget ({ctx.wall_time_budget_s} s) reached during {run.state}."
     ctx.note("stopped", reason)
-    run.stop_reason = _join_reasons(run.stop_reason, reason)
-    run.save(update_fields=["stop_reason"])
+    do_add_stop_reason(run, reason)
     if run.state in COLLECTING:
         return _jump(ctx, RunState.MINING, schedule)
     return _advance(ctx, AFTER_OUT_OF_TIME.get(run.state, RunState.AWAITING_REVIEW), schedule)
@@ -282,24 +250,15 @@ def _jump(ctx: StageContext, target: str, schedule: Schedule) -> StepResult:
     run = ctx.run
     order = [RunState.SEARCHING, RunState.INGESTING, RunState.INDEXING, RunState.RETRIEVING]
     with transaction.atomic():
-        _close_checkpoint(ctx.checkpoint, StageStatus.DONE)
+        do_close_checkpoint(ctx.checkpoint, StageStatus.DONE)
         for state in order[order.index(RunState(run.state)) + 1 :]:
-            _transition(run, state)
-            StageCheckpoint.objects.update_or_create(
-                run=run,
-                stage=state,
-                round=ctx.round,
-                defaults={"status": StageStatus.SKIPPED, "notes": {"skipped": "wall time"}},
-            )
-        _transition(run, target)
+            do_transition(run, state)
+            do_skip_checkpoint(run, state, ctx.round, "wall time")
+        do_transition(run, target)
         refresh_counts(run)
         schedule(run, 0)
         publish_run_progress(run.code)
     return StepResult(run.state, again=True)
-
-
-def _join_reasons(old: str, new: str) -> str:
-    return f"{old} {new}".strip() if new not in old else old
 
 
 def run_to_end(run_code: Any, *, on_step: Callable[[StepResult], None] | None = None) -> Run:

@@ -20,14 +20,16 @@ from django.http import Http404
 
 from ledger.models import (
     Claim,
-    Disposition,
     DispositionState,
     EvidenceLink,
     ReviewState,
     Verdict,
 )
+from ledger.readers import claim_input, linked_items
+from ledger.services.claims import Narrowing, do_apply_review
 from research.models import Plan, Run, RunState
 from research.pipeline.text import claim_fingerprint
+from research.pipeline.verify import ClaimVerdict, VerifyConfig, default_config, verify_claim
 from research.providers.base import ProviderError
 from review.models import Action, GatePolicy, ReviewDecision
 
@@ -377,12 +379,11 @@ def _record(
         raise DecisionConflict(conflict_message(claim)) from exc
 
 
-def _set_disposition(claim: Claim, state: str, reason: str) -> None:
+def _disposition(claim: Claim, state: str, reason: str) -> tuple[str, str] | None:
+    """The disposition a decision records (None: the claim has it already)."""
     if claim.disposition == state and state != DispositionState.DROPPED:
-        return
-    claim.disposition = state
-    claim.disposition_reason = reason
-    Disposition.objects.create(claim=claim, state=state, reason=reason, stage="review")
+        return None
+    return state, reason
 
 
 def do_approve_claim(user: Any, claim: Claim, seen_version: int, note: str = "") -> ReviewDecision:
@@ -394,8 +395,11 @@ def do_approve_claim(user: Any, claim: Claim, seen_version: int, note: str = "")
         if refusal:
             raise DecisionRefused(refusal)
         decision = _record(locked, user, Action.APPROVE, seen_version, reason=note)
-        _set_disposition(locked, DispositionState.KEPT, "approved by a reviewer")
-        _advance(locked, ReviewState.APPROVED)
+        do_apply_review(
+            locked,
+            ReviewState.APPROVED,
+            disposition=_disposition(locked, DispositionState.KEPT, "approved by a reviewer"),
+        )
     return decision
 
 
@@ -416,8 +420,11 @@ def do_reject_claim(
         why = f"rejected by a reviewer: {labels[reason_code]}" + (
             f" — {reason.strip()}" if reason.strip() else ""
         )
-        _set_disposition(locked, DispositionState.DROPPED, why)
-        _advance(locked, ReviewState.REJECTED)
+        do_apply_review(
+            locked,
+            ReviewState.REJECTED,
+            disposition=_disposition(locked, DispositionState.DROPPED, why),
+        )
     return decision
 
 
@@ -457,27 +464,9 @@ def do_narrow_claim(
             prohibited_overstatements=prohibited,
             reverification=result,
         )
-        changed = _apply_narrowing(locked, text, result)
-        locked.allowed_scope = allowed_scope
-        locked.prohibited_overstatements = prohibited
-        _advance(
-            locked, ReviewState.NARROWED, [*changed, "allowed_scope", "prohibited_overstatements"]
-        )
+        narrowing = _narrowing(locked, text, result, allowed_scope, prohibited)
+        do_apply_review(locked, ReviewState.NARROWED, narrowing=narrowing)
     return decision
-
-
-def _advance(claim: Claim, state: str, extra: list[str] | None = None) -> None:
-    claim.review_state = state
-    claim.version += 1
-    claim.save(
-        update_fields=[
-            "review_state",
-            "version",
-            "disposition",
-            "disposition_reason",
-            *(extra or []),
-        ]
-    )
 
 
 def reverify(claim: Claim, text: str) -> dict[str, Any]:
@@ -487,14 +476,18 @@ def reverify(claim: Claim, text: str) -> dict[str, Any]:
     ``{"available": True, "status": "pass|fail|uncertain", "rationale": ..., ...}``.
     """
     try:
-        from ledger.services.claims import reverify_claim_text
-    except ImportError as exc:  # never a made-up verdict: approval stays blocked
-        return {"available": False, "reason": f"no re-verification service ({exc})"}
-    try:
         verdict = reverify_claim_text(claim, text)
     except ProviderError as exc:
         return {"available": False, "reason": f"the verifiers could not run: {exc}"}
     return reverification_record(verdict)
+
+
+def reverify_claim_text(
+    claim: Claim, text: str, config: VerifyConfig | None = None
+) -> ClaimVerdict:
+    """Verify a narrowed wording against the same evidence the claim has; writes nothing."""
+    items = linked_items(claim)
+    return verify_claim(claim_input(claim, text=text), items, config or default_config())
 
 
 def reverification_record(verdict: Any) -> dict[str, Any]:
@@ -530,23 +523,23 @@ def _vote_record(vote: Any) -> dict[str, Any]:
     }
 
 
-def _apply_narrowing(claim: Claim, text: str, result: dict[str, Any]) -> list[str]:
-    """The claim now says ``text``: new fingerprint, and the re-verification's verdict
-    (PENDING when no verifier could judge it). Returns the fields changed."""
-    fingerprint = claim_fingerprint(text)
-    taken = Claim.objects.filter(run_id=claim.run_id, fingerprint=fingerprint)
+def _narrowing(
+    claim: Claim, text: str, result: dict[str, Any], allowed_scope: str, prohibited: list[str]
+) -> Narrowing:
+    """The claim will say ``text``, with the re-verification's verdict (PENDING when no
+    verifier could judge it); refused when another claim of the run says exactly this."""
+    taken = Claim.objects.filter(run_id=claim.run_id, fingerprint=claim_fingerprint(text))
     if taken.exclude(pk=claim.pk).exists():
         raise DecisionRefused("Another claim of this run already says exactly this.")
-    claim.text, claim.fingerprint = text, fingerprint
     if result.get("available"):
-        claim.status = result.get("status") or Verdict.UNCERTAIN
-        claim.rationale = f"Re-verified after narrowing: {result.get('rationale') or ''}".strip()
-        claim.confidence = result.get("confidence")
+        status = result.get("status") or Verdict.UNCERTAIN
+        rationale = f"Re-verified after narrowing: {result.get('rationale') or ''}".strip()
+        confidence = result.get("confidence")
     else:
-        claim.status = Verdict.PENDING
-        claim.rationale = f"Narrowed; not re-verified: {result.get('reason', '')}"
-        claim.confidence = None
-    return ["text", "fingerprint", "status", "rationale", "confidence"]
+        status = Verdict.PENDING
+        rationale = f"Narrowed; not re-verified: {result.get('reason', '')}"
+        confidence = None
+    return Narrowing(text, status, rationale, confidence, allowed_scope, prohibited)
 
 
 def do_bulk_approve(user: Any, run: Run) -> int:
@@ -559,8 +552,13 @@ def do_bulk_approve(user: Any, run: Run) -> int:
         claims = list(ledger_claims(run).filter(BULK_ELIGIBLE).select_for_update().order_by("pk"))
         for claim in claims:
             _record(claim, user, Action.APPROVE, claim.version, reason="bulk approval")
-            _set_disposition(claim, DispositionState.KEPT, "approved by a reviewer (bulk)")
-            _advance(claim, ReviewState.APPROVED)
+            do_apply_review(
+                claim,
+                ReviewState.APPROVED,
+                disposition=_disposition(
+                    claim, DispositionState.KEPT, "approved by a reviewer (bulk)"
+                ),
+            )
     return len(claims)
 
 

@@ -15,16 +15,17 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from ledger.models import Candidate, CandidateState, Claim, EvidenceLink
-from ledger.services.claims import candidate_counts
+from ledger.readers import candidate_counts, counter_record
 from research.http import AuthedHttpRequest
 from research.models import Run
+from research.pipeline.counter import CounterRecord
+from research.pipeline.verify.records import PoolName
 from research.services import get_run_for_user
 from review import services
 from review.forms import ApproveForm, LedgerFilterForm, NarrowForm, RejectForm
 
 LEDGER_PAGE_SIZE = 50
 CANDIDATE_PAGE_SIZE = 100
-COUNTER_POOLS = ("support", "refute", "background")
 
 
 # --- ledger ---------------------------------------------------------------------------
@@ -155,7 +156,7 @@ def _render_claim(
         "pools": pools,
         "first_evidence": next((item for items in pools.values() for item in items), None),
         "votes": claim.votes.select_related("evidence__snapshot__source"),
-        "counter": counter_summary(claim.counter_evidence),
+        "counter": counter_summary(counter_record(claim)),
         "decisions": claim.decisions.select_related("reviewer").order_by("created_at", "pk"),
         "narrowing": services.last_narrowing(claim),
         "approve_refusal": services.approval_refusal(
@@ -177,21 +178,20 @@ def _render_claim(
     return render(request, "review/claim.html", context, status=status)
 
 
-def counter_summary(record: dict[str, Any]) -> dict[str, Any]:
+def counter_summary(record: CounterRecord | None) -> dict[str, Any]:
     """What the counter-evidence stage searched for a claim, ready for the capsule page.
 
     ``state`` is ``pending`` (the stage has not run), ``unavailable`` (it ran without
     retrieval; ``why`` says so) or ``gathered`` (``queries`` and ``pools`` as sizes).
     """
-    if not record:
+    if record is None:
         return {"state": "pending"}
-    if record.get("unavailable"):
-        return {"state": "unavailable", "why": str(record["unavailable"])}
-    pools = record.get("pools") or {}
+    if record.unavailable:
+        return {"state": "unavailable", "why": record.unavailable}
     return {
         "state": "gathered",
-        "queries": [q for q in record.get("queries") or [] if isinstance(q, dict)],
-        "pools": [(name, len(pools.get(name) or [])) for name in COUNTER_POOLS],
+        "queries": record.queries,
+        "pools": [(str(name), len(record.pool(name))) for name in PoolName],
     }
 
 

@@ -11,11 +11,26 @@ from django.db.models.functions import Coalesce
 
 from ledger.models import Library, Passage, Source
 from ledger.services.ingest import DocumentInput, IngestProgress, IngestResult, ingest_documents
+from research.roles import can_edit_plans
 
 
 def get_or_create_library(name: str, owner: User | None = None) -> Library:
     library, _ = Library.objects.get_or_create(name=name, defaults={"owner": owner})
     return library
+
+
+def web_capture_library_name(plan_code: object) -> str:
+    """Web pages a plan's runs fetch go into the plan's own capture library."""
+    return f"web captures of plan {plan_code}"
+
+
+def get_web_capture_library(plan_code: object) -> Library | None:
+    return Library.objects.filter(name=web_capture_library_name(plan_code)).first()
+
+
+def do_get_web_capture_library(plan_code: object) -> Library:
+    """The plan's capture library, created on first use."""
+    return get_or_create_library(web_capture_library_name(plan_code))
 
 
 def do_import_corpus(
@@ -35,9 +50,7 @@ def do_import_corpus(
 
 def can_upload(user: Any) -> bool:
     """Researchers and staff add documents; other signed-in users only read."""
-    from research.services import can_edit_plans
-
-    return bool(can_edit_plans(user))
+    return can_edit_plans(user)
 
 
 def filter_sources(filters: dict[str, Any]) -> QuerySet[Source]:

@@ -12,6 +12,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
+from procrastinate.contrib.django import app
 
 from ledger.models import Library, Upload, UploadStatus
 from ledger.services.ingest import (
@@ -22,6 +23,9 @@ from ledger.services.ingest import (
 )
 
 UPLOAD_BATCH = 8  # files per ingest batch: per-file results appear while the rest continue
+# The task that ingests a batch (registered in ledger/tasks.py) and its queue.
+INGEST_TASK = "ledger.ingest_uploads"
+INGEST_QUEUE = "ingest"
 
 _STATUS = {
     "added": UploadStatus.ADDED,
@@ -34,8 +38,6 @@ _STATUS = {
 
 def do_queue_uploads(library: Library, user: User | None, files: Sequence[UploadedFile]) -> UUID:
     """Store each file as a queued Upload and enqueue one ingest job for the batch."""
-    from ledger.tasks import ingest_uploads
-
     batch = uuid4()
     with transaction.atomic():
         for file in files:
@@ -50,7 +52,9 @@ def do_queue_uploads(library: Library, user: User | None, files: Sequence[Upload
                 raw=zlib.compress(data),
                 raw_sha256=hashlib.sha256(data).hexdigest(),
             )
-        transaction.on_commit(lambda: ingest_uploads.defer(batch=str(batch)))
+        transaction.on_commit(
+            lambda: app.configure_task(INGEST_TASK, queue=INGEST_QUEUE).defer(batch=str(batch))
+        )
     return batch
 
 

@@ -1,16 +1,21 @@
 """Counter-evidence as a stage of its own: support and refutation queries, separate pools.
 
 For every claim: support queries (the claim, its key terms) and refutation queries
-(negation, limitation, failure case, replication, comparison). Retrieval is injected as
-a callable so this module stays pure; the verifier always receives a refute pool, and
-an empty one is visible (``Flag.NO_REFUTE_POOL``), never hidden.
+(negation, limitation, failure case, replication, comparison) — the one generator of a
+claim's refutation queries. Retrieval is injected as a callable so this module stays
+pure; the verifier always receives a refute pool, and an empty one is visible
+(``Flag.NO_REFUTE_POOL``), never hidden.
+
+:func:`gather_counter_evidence` is the stage's pure step; its :class:`CounterRecord` is
+what ``Claim.counter_evidence`` stores (``to_json`` / ``from_json`` at the column).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from research.pipeline.text import DOWN_WORDS, OPPOSITE_WORDS, UP_WORDS, content_words
 from research.pipeline.verify.records import EvidenceItem, PoolName, Pools
@@ -120,6 +125,131 @@ def gather_pools(
 
 
 def _in_pool(item: EvidenceItem, pool: PoolName) -> EvidenceItem:
-    from dataclasses import replace
-
     return item if item.pool == pool else replace(item, pool=pool)
+
+
+# --- the record saved on a claim ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SearchedQuery:
+    """One counter query as it was searched, and how many passages it found."""
+
+    text: str
+    intent: str
+    pool: str
+    found: int = 0
+
+
+@dataclass(frozen=True)
+class PooledPassage:
+    """A passage the stage put in a pool, with its retrieval score."""
+
+    passage_id: int
+    score: float
+
+
+@dataclass(frozen=True)
+class CounterRecord:
+    """What the counter-evidence stage searched and found for one claim.
+
+    ``unavailable`` says why nothing was searched (then the claim is judged on its
+    anchor passages alone). The JSON form is ``{"queries": [{text, intent, pool,
+    found}], "pools": {"support": [[passage_id, score]], "refute": …, "background":
+    …}}`` plus ``"unavailable"`` when set.
+    """
+
+    queries: tuple[SearchedQuery, ...] = ()
+    support: tuple[PooledPassage, ...] = ()
+    refute: tuple[PooledPassage, ...] = ()
+    background: tuple[PooledPassage, ...] = ()
+    unavailable: str = ""
+
+    def pool(self, name: PoolName) -> tuple[PooledPassage, ...]:
+        return {
+            PoolName.SUPPORT: self.support,
+            PoolName.REFUTE: self.refute,
+            PoolName.BACKGROUND: self.background,
+        }[name]
+
+    def to_json(self) -> dict[str, Any]:
+        if self.unavailable:
+            return {"unavailable": self.unavailable, "queries": [], "pools": {}}
+        return {
+            "queries": [
+                {"text": q.text, "intent": q.intent, "pool": q.pool, "found": q.found}
+                for q in self.queries
+            ],
+            "pools": {
+                str(name): [[p.passage_id, p.score] for p in self.pool(name)] for name in PoolName
+            },
+        }
+
+    @classmethod
+    def from_json(cls, data: object) -> CounterRecord | None:
+        """The record a JSON column holds; None when the stage has not run (``{}``).
+
+        Lenient: a malformed query entry is skipped, a missing pool is empty.
+        """
+        if not isinstance(data, dict) or not data:
+            return None
+        pools = data.get("pools")
+        if not isinstance(pools, dict):
+            pools = {}
+        return cls(
+            queries=tuple(
+                SearchedQuery(
+                    text=str(q.get("text", "")),
+                    intent=str(q.get("intent", "")),
+                    pool=str(q.get("pool", "")),
+                    found=int(q.get("found") or 0),
+                )
+                for q in data.get("queries") or []
+                if isinstance(q, dict)
+            ),
+            support=_pooled(pools.get(str(PoolName.SUPPORT))),
+            refute=_pooled(pools.get(str(PoolName.REFUTE))),
+            background=_pooled(pools.get(str(PoolName.BACKGROUND))),
+            unavailable=str(data.get("unavailable") or ""),
+        )
+
+
+def _pooled(pairs: object) -> tuple[PooledPassage, ...]:
+    if not isinstance(pairs, list):
+        return ()
+    return tuple(
+        PooledPassage(int(pair[0]), float(pair[1]))
+        for pair in pairs
+        if isinstance(pair, list | tuple) and len(pair) == 2
+    )
+
+
+def gather_counter_evidence(
+    text: str,
+    claim_type: str,
+    entities: Sequence[str],
+    retrieve: Retrieve,
+    *,
+    k: int,
+    anchors: Sequence[EvidenceItem] = (),
+) -> CounterRecord:
+    """The stage's step for one claim: its counter queries searched, pools gathered."""
+    found: dict[str, int] = {}
+
+    def counted(query: str, limit: int) -> list[EvidenceItem]:
+        items = retrieve(query, limit)
+        found[query] = len(items)
+        return items
+
+    queries = counter_queries(text, claim_type, entities)
+    pools = gather_pools(queries, counted, k=k, anchors=anchors)
+    return CounterRecord(
+        queries=tuple(SearchedQuery(q.text, q.intent, str(q.pool), found[q.text]) for q in queries),
+        support=_scored(pools.support),
+        refute=_scored(pools.refute),
+        background=_scored(pools.background),
+    )
+
+
+def _scored(items: Sequence[EvidenceItem]) -> tuple[PooledPassage, ...]:
+    return tuple(PooledPassage(int(i.passage_id), round(float(i.score), 6)) for i in items)

@@ -1,6 +1,7 @@
 """What every stage adapter gets: the run, its plan, its checkpoint, and safe points.
 
-A stage adapter loads rows, calls a pure pipeline function, and saves through services.
+A stage adapter loads rows, calls a pure pipeline function, and saves through services
+(its checkpoint through ``research.services.checkpoints``).
 It calls :meth:`StageContext.safe_point` between units of work (a cancel or an exhausted
 wall-time budget stops it there) and :meth:`StageContext.save_cursor` after each unit,
 so a stage that a dead worker left half-done resumes where its cursor says.
@@ -8,7 +9,6 @@ so a stage that a dead worker left half-done resumes where its cursor says.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -20,6 +20,7 @@ from django.utils import timezone
 from research.models import Run, StageCheckpoint
 from research.pipeline.records import PlanContent
 from research.progress import publish_run_progress
+from research.services import checkpoints
 
 PUBLISH_EVERY_S = 0.5
 
@@ -78,33 +79,21 @@ class StageContext:
         self, *, done: int | None = None, total: int | None = None, **cursor: Any
     ) -> None:
         """Persist where a resume picks up (and progress), then announce it (throttled)."""
-        cp = self.checkpoint
-        cp.cursor = {**cp.cursor, **cursor}
-        if done is not None:
-            cp.done = done
-        if total is not None:
-            cp.total = total
-        cp.save(update_fields=["cursor", "done", "total"])
+        checkpoints.do_save_cursor(self.checkpoint, cursor, done, total)
         self.publish()
 
     def progress(self, done: int, total: int) -> None:
-        cp = self.checkpoint
-        cp.done, cp.total = done, total
-        cp.save(update_fields=["done", "total"])
+        checkpoints.do_set_progress(self.checkpoint, done, total)
         self.publish()
 
     def count(self, **counters: int) -> None:
         """Set this stage's counters (shown on the run page)."""
-        cp = self.checkpoint
-        cp.counters = {**cp.counters, **counters}
-        cp.save(update_fields=["counters"])
+        checkpoints.do_set_counters(self.checkpoint, counters)
         self.publish()
 
     def note(self, key: str, text: str) -> None:
         """Say in words what the stage could not do or decided (shown on the run page)."""
-        cp = self.checkpoint
-        cp.notes = {**cp.notes, key: text}
-        cp.save(update_fields=["notes"])
+        checkpoints.do_add_note(self.checkpoint, key, text)
         self.publish(force=True)
 
     def publish(self, *, force: bool = False) -> None:
@@ -118,37 +107,3 @@ class StageContext:
         return StageCheckpoint.objects.filter(
             run=self.run, stage=stage, round=self.round if round_no is None else round_no
         ).first()
-
-
-def refresh_counts(run: Run) -> None:
-    """Recount what the run has produced (queries, hits, sources, passages, claims)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """
-            SELECT
-              (SELECT count(DISTINCT query_text) FROM ledger_searchhit WHERE run_id = %(r)s),
-              (SELECT count(*) FROM ledger_searchhit WHERE run_id = %(r)s),
-              (SELECT count(DISTINCT source_id) FROM ledger_searchhit WHERE run_id = %(r)s),
-              (SELECT count(*) FROM ledger_passage p WHERE p.source_id IN
-                  (SELECT source_id FROM ledger_searchhit WHERE run_id = %(r)s)),
-              (SELECT count(*) FROM ledger_claim WHERE run_id = %(r)s)
-            """,
-            {"r": run.pk},
-        )
-        row = cursor.fetchone()
-    keys = ("queries", "hits", "sources", "passages", "claims")
-    counts = dict(zip(keys, (int(v) for v in row), strict=True)) if row else {}
-    merge_counters(run, counts)
-
-
-def merge_counters(run: Run, values: dict[str, Any]) -> None:
-    """Merge keys into ``run.counters`` atomically (other writers keep their keys)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE research_run SET counters = counters || %s::jsonb WHERE id = %s "
-            "RETURNING counters",
-            [json.dumps(values), run.pk],
-        )
-        row = cursor.fetchone()
-    if row:
-        run.counters = row[0] if isinstance(row[0], dict) else json.loads(row[0])

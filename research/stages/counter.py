@@ -1,33 +1,29 @@
 """Counter-evidence stage: support and refutation queries per claim, pools saved on it.
 
-Runs between mining and verification so that no claim is judged on support alone:
-``ledger.services.claims.do_gather_counter_evidence`` sends the claim's support queries
+Runs between mining and verification so that no claim is judged on support alone. For
+each pending claim without a record: load its anchors (``ledger.readers``), run the pure
+step ``research.pipeline.counter.gather_counter_evidence`` — the claim's support queries
 and its refutation queries (negation, limitation, failure case, replication, comparison)
-to the run's libraries and saves what each found as separate support / refute /
-background pools. A claim that already has its pools is skipped, so a resumed stage
-searches nothing twice. Without retrieval the stage records that claims will be judged
-on their anchors alone.
+sent to the run's libraries, found passages sorted into support / refute / background
+pools — and save the ``CounterRecord`` on the claim
+(``ledger.services.counter_evidence.do_save_counter_evidence``). A claim that already has
+its record is skipped, so a resumed stage searches nothing twice.
 """
 
 from __future__ import annotations
 
 from ledger.models import Claim, Verdict
-from research.stages.adapters import optional_module
+from ledger.readers import anchor_items, counter_record
+from ledger.services.counter_evidence import do_save_counter_evidence
+from research.pipeline.counter import CounterRecord, Retrieve, gather_counter_evidence
 from research.stages.base import StageContext
+from research.stages.retrieve import library_retrieve
 
-UNAVAILABLE = "counter-evidence: not available in this build"
-NO_RETRIEVAL = "counter-evidence: retrieval unavailable; claims judged on their anchors only"
+COUNTER_K = 4  # passages per counter query
 
 
 def run(ctx: StageContext) -> None:
-    claims = optional_module("ledger.services.claims")
-    gather = getattr(claims, "do_gather_counter_evidence", None) if claims else None
-    if claims is None or gather is None:
-        ctx.note("counter-evidence", UNAVAILABLE)
-        return
-    retrieve = claims.library_retrieve(ctx.run)
-    if retrieve is None:
-        ctx.note("counter-evidence", NO_RETRIEVAL)
+    retrieve = library_retrieve(ctx.run)
     pending = Claim.objects.filter(run=ctx.run, status=Verdict.PENDING)
     total = pending.count()
     todo = pending.filter(counter_evidence={}).order_by("pk")
@@ -36,10 +32,23 @@ def run(ctx: StageContext) -> None:
         ctx.safe_point(wall_time=False)
         gather(claim, retrieve)
     ctx.progress(total, total)
-    records = pending.values_list("counter_evidence", flat=True)
-    sizes = [r.get("pools", {}) for r in records]
+    records = [counter_record(claim) or CounterRecord() for claim in pending]
     ctx.count(
-        counter_queries=sum(len(r.get("queries", [])) for r in records),
-        refute_passages=sum(len(p.get("refute", [])) for p in sizes),
-        claims_without_refute_pool=sum(1 for p in sizes if not p.get("refute")),
+        counter_queries=sum(len(r.queries) for r in records),
+        refute_passages=sum(len(r.refute) for r in records),
+        claims_without_refute_pool=sum(1 for r in records if not r.refute),
     )
+
+
+def gather(claim: Claim, retrieve: Retrieve) -> CounterRecord:
+    """1. load the claim's anchors, 2. search its counter queries, 3. save the record."""
+    record = gather_counter_evidence(
+        claim.text,
+        claim.claim_type,
+        claim.entities,
+        retrieve,
+        k=COUNTER_K,
+        anchors=anchor_items(claim),
+    )
+    do_save_counter_evidence(claim, record)
+    return record

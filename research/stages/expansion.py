@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
-from typing import Any
 
 from ledger.models import Passage, SearchHit
 from research.models import RunState, StageCheckpoint
 from research.pipeline.planner import followup_queries, keywords
 from research.pipeline.records import SubquestionSpec, normalize_query
+from research.pipeline.retrieve.records import EvidencePools
+from research.services.runs import do_add_stop_reason
 from research.stages.base import StageContext
-from research.stages.retrieve import pools_of
+from research.stages.retrieve import pools_of, pools_of_checkpoint
 from research.stages.search import PlannedQuery, issued_before
 
 MIN_SOURCES = 2
@@ -54,16 +55,16 @@ def _stems(text: str) -> set[str]:
     return {w[:5] for w in normalize_query(keywords(text)).split() if len(w) > 2}
 
 
-def assess(sq: SubquestionSpec, pool: dict[str, Any], texts: dict[int, str]) -> Assessment:
+def assess(sq: SubquestionSpec, pool: EvidencePools, texts: dict[int, str]) -> Assessment:
     terms = _stems(sq.text)
     need = max(1, (len(terms) + 1) // 2)
     sources: set[int] = set()
     qualifying = 0
-    for item in pool.get("support", []) + pool.get("refute", []):
-        text = texts.get(item["passage_id"], "")
+    for item in pool.hits():
+        text = texts.get(item.passage_id, "")
         if len(terms & _stems(text)) < need:
             continue
-        sources.add(item["source_id"])
+        sources.add(item.source_id)
         qualifying += bool(QUALIFYING.search(text))
     return Assessment(
         relevant_sources=len(sources),
@@ -73,16 +74,15 @@ def assess(sq: SubquestionSpec, pool: dict[str, Any], texts: dict[int, str]) -> 
     )
 
 
-def _passage_texts(pools: dict[str, Any]) -> dict[int, str]:
-    ids = {p["passage_id"] for pool in pools.values() for side in pool.values() for p in side}
-    return dict(Passage.objects.filter(pk__in=ids).values_list("pk", "text"))
+def _passage_texts(pools: dict[str, EvidencePools]) -> dict[int, str]:
+    return dict(Passage.objects.filter(pk__in=_pool_ids(pools)).values_list("pk", "text"))
 
 
-def _pool_ids(pools: dict[str, Any]) -> set[int]:
-    return {p["passage_id"] for pool in pools.values() for side in pool.values() for p in side}
+def _pool_ids(pools: dict[str, EvidencePools]) -> set[int]:
+    return {hit.passage_id for pool in pools.values() for hit in pool.hits()}
 
 
-def stop_reasons(ctx: StageContext, pools: dict[str, Any]) -> list[str]:
+def stop_reasons(ctx: StageContext, pools: dict[str, EvidencePools]) -> list[str]:
     """Why collection should end now (empty when another round may run)."""
     budgets = ctx.plan.budgets
     reasons = []
@@ -134,10 +134,10 @@ def _round_query_texts(ctx: StageContext, round_no: int) -> set[str]:
 
 def decide(ctx: StageContext) -> bool:
     """Choose follow-ups for the next round (True) or end collection (False), saying why."""
-    pools = ctx.cursor.get("pools", {})
+    pools = pools_of_checkpoint(ctx.checkpoint)
     texts = _passage_texts(pools)
     assessments = {
-        sq.key: assess(sq, pools.get(sq.key, {}), texts)
+        sq.key: assess(sq, pools.get(sq.key, EvidencePools()), texts)
         for sq in ctx.plan.subquestions
         if sq.enabled
     }
@@ -208,8 +208,5 @@ def choose_followups(ctx: StageContext, assessments: dict[str, Assessment]) -> l
 def _end(ctx: StageContext, reason: str) -> bool:
     text = f"Evidence collection ended after round {ctx.round}: {reason}."
     ctx.note("expansion", text)
-    run = ctx.run
-    if text not in run.stop_reason:  # a retried stage does not say it twice
-        run.stop_reason = f"{run.stop_reason} {text}".strip()
-        run.save(update_fields=["stop_reason"])
+    do_add_stop_reason(ctx.run, text)  # a retried stage does not say it twice
     return False

@@ -10,14 +10,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from django.db.models import Min, QuerySet
 
-from django.db.models import Min
-
-from ledger.models import Library, Passage, SearchHit, SourceType
-from research import services
+from ledger.models import Passage, SearchHit, SourceType
+from ledger.services.ingest import document_from_fetch, ingest_documents
+from ledger.services.library import do_get_web_capture_library
+from ledger.services.search_hits import do_link_hits_to_source
+from ledger.services.sparse_index import sync_sparse_index
 from research.models import RunState, StageCheckpoint
-from research.stages.adapters import optional_module
+from research.providers.fetcher import fetch_url_sync
 from research.stages.base import StageContext
 
 WEB_SOURCE_TYPES = {
@@ -75,7 +76,7 @@ def run(ctx: StageContext) -> None:
     )
 
 
-def _source_for(ctx: StageContext, canonical_id: str, pending: Any) -> int | None:
+def _source_for(ctx: StageContext, canonical_id: str, pending: QuerySet[SearchHit]) -> int | None:
     """The admitted Source of a canonical id, fetching and ingesting a web page once."""
     known = (
         SearchHit.objects.filter(run=ctx.run, canonical_id=canonical_id, source__isnull=False)
@@ -91,23 +92,11 @@ def _source_for(ctx: StageContext, canonical_id: str, pending: Any) -> int | Non
     return _fetch_and_ingest(ctx, hit)
 
 
-def web_library(ctx: StageContext) -> Library:
-    """Web captures of a plan go into the plan's own capture library."""
-    plan = ctx.run.plan_version.plan
-    library, _ = Library.objects.get_or_create(name=f"web captures of plan {plan.code}")
-    return library
-
-
 def _fetch_and_ingest(ctx: StageContext, hit: SearchHit) -> int | None:
-    fetcher = optional_module("research.providers.fetcher")
-    ingest = optional_module("ledger.services.ingest")
-    if fetcher is None or ingest is None:
-        ctx.note("web ingest", "fetching web pages is not available in this build")
-        return None
     url = str(hit.record.get("url") or hit.canonical_id)
     errors = dict(ctx.cursor.get("errors", {}))
     try:
-        result = fetcher.fetch_url_sync(url)
+        result = fetch_url_sync(url)
     except Exception as exc:
         if getattr(exc, "permanent", True) is False:
             raise  # the runner retries transient failures with back-off
@@ -115,7 +104,7 @@ def _fetch_and_ingest(ctx: StageContext, hit: SearchHit) -> int | None:
         ctx.save_cursor(errors=errors)
         ctx.note("fetch errors", f"{len(errors)} pages could not be fetched (last: {exc})")
         return None
-    doc = ingest.document_from_fetch(
+    doc = document_from_fetch(
         result,
         label=url,
         title=str(hit.record.get("title") or ""),
@@ -126,12 +115,13 @@ def _fetch_and_ingest(ctx: StageContext, hit: SearchHit) -> int | None:
         arxiv_id=str(hit.record.get("arxiv_id") or ""),
         metadata={"found_by": hit.adapter, "query": hit.query_text},
     )
-    outcome = ingest.ingest_documents([doc], web_library(ctx))[0]
+    library = do_get_web_capture_library(ctx.run.plan_version.plan.code)
+    outcome = ingest_documents([doc], library)[0]
     if outcome.source_id is None:
         errors[url] = outcome.error or outcome.status
         ctx.save_cursor(errors=errors)
         return None
-    services.do_link_hits_to_source(ctx.run, hit.canonical_id, outcome.source_id)
+    do_link_hits_to_source(ctx.run, hit.canonical_id, outcome.source_id)
     ctx.save_cursor(fetched=[*ctx.cursor.get("fetched", []), hit.canonical_id])
     return int(outcome.source_id)
 
@@ -147,13 +137,9 @@ def index(ctx: StageContext) -> None:
     sources = admitted_sources(ctx)
     passages = Passage.objects.filter(source_id__in=sources, kind="chunk")
     total = passages.count()
-    sparse = optional_module("ledger.services.sparse_index")
-    if sparse is None:
-        ctx.note("sparse index", "the BM25 index is not available in this build")
-    else:
-        ids = list(Passage.objects.filter(source_id__in=sources).values_list("pk", flat=True))
-        report = sparse.sync_sparse_index(passage_ids=ids) if ids else None
-        ctx.count(bm25_indexed=report.indexed if report else 0)
+    ids = list(Passage.objects.filter(source_id__in=sources).values_list("pk", flat=True))
+    report = sync_sparse_index(passage_ids=ids) if ids else None
+    ctx.count(bm25_indexed=report.indexed if report else 0)
     missing = passages.filter(embedding__isnull=True).count()
     ctx.progress(total - missing, total)
     ctx.count(passages=total, unembedded=missing)

@@ -5,20 +5,30 @@ path (``research.retrieval``) at passage level over the plan's library and its w
 captures, restricted to the sources the ingest stage admitted. Counter-evidence and
 limitation queries feed the refute pool, the others the support pool; within a pool,
 passages found by several queries are fused by reciprocal rank. The pools are saved
-in the checkpoint's cursor, subquestion by subquestion, so mining can read them and a
-resumed stage skips the subquestions it finished.
+in the checkpoint's cursor (``EvidencePools`` as JSON), subquestion by subquestion, so
+mining can read them and a resumed stage skips the subquestions it finished.
+
+:func:`library_retrieve` is the same retrieval for one claim's counter queries.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from django.conf import settings
 
-from ledger.models import Library
-from research.models import RunState, StageCheckpoint, StageStatus
-from research.stages.adapters import optional_module
+from ledger.readers import context_items
+from ledger.services.library import get_web_capture_library
+from research import retrieval
+from research.models import Run, RunState, StageCheckpoint, StageStatus
+from research.pipeline.counter import Retrieve
+from research.pipeline.retrieve.records import (
+    EvidencePools,
+    Filters,
+    PooledHit,
+    RetrievalRequest,
+)
+from research.pipeline.verify.records import EvidenceItem
 from research.stages.base import StageContext
 from research.stages.ingest import admitted_sources
 
@@ -49,36 +59,36 @@ def issued_queries(ctx: StageContext) -> list[IssuedQuery]:
     return out
 
 
-def library_ids(ctx: StageContext) -> tuple[int, ...]:
-    plan = ctx.run.plan_version.plan
+def library_ids(run: Run) -> tuple[int, ...]:
+    """The plan's library and the plan's web captures (when it has any)."""
+    plan = run.plan_version.plan
     ids = [plan.library_id] if plan.library_id else []
-    web = Library.objects.filter(name=f"web captures of plan {plan.code}").first()
+    web = get_web_capture_library(plan.code)
     if web:
         ids.append(web.pk)
     return tuple(ids)
 
 
-def _fuse(found: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+def _fuse(found: list[list[PooledHit]]) -> tuple[PooledHit, ...]:
     """Reciprocal rank fusion of several ranked lists of passages."""
     k = settings.RETRIEVAL_RRF_K
-    fused: dict[int, dict[str, Any]] = {}
+    fused: dict[int, PooledHit] = {}
+    scores: dict[int, float] = {}
     for ranked in found:
         for rank, item in enumerate(ranked, start=1):
-            entry = fused.setdefault(item["passage_id"], {**item, "score": 0.0})
-            entry["score"] += 1.0 / (k + rank)
-    return sorted(fused.values(), key=lambda e: (-e["score"], e["passage_id"]))[:POOL_SIZE]
+            fused.setdefault(item.passage_id, item)
+            scores[item.passage_id] = scores.get(item.passage_id, 0.0) + 1.0 / (k + rank)
+    order = sorted(fused, key=lambda pid: (-scores[pid], pid))[:POOL_SIZE]
+    return tuple(PooledHit(pid, fused[pid].source_id, scores[pid]) for pid in order)
 
 
 def _retrieve(
-    retrieval: Any,
     text: str,
     query_class: str,
     libraries: tuple[int, ...],
     admitted: set[int],
     notes: dict[str, str],
-) -> list[dict[str, Any]]:
-    from research.pipeline.retrieve.records import Filters, RetrievalRequest
-
+) -> list[PooledHit]:
     request = RetrievalRequest(
         text=text,
         limit=PER_QUERY,
@@ -89,24 +99,15 @@ def _retrieve(
     )
     result = retrieval.retrieve(request)
     notes.update(result.notes)
-    return [
-        {"passage_id": h.passage_id, "source_id": h.source_id}
-        for h in result.hits
-        if h.source_id in admitted
-    ]
+    return [PooledHit(h.passage_id, h.source_id) for h in result.hits if h.source_id in admitted]
 
 
 def run(ctx: StageContext) -> None:
-    retrieval = optional_module("research.retrieval")
-    if retrieval is None or not hasattr(retrieval, "retrieve"):
-        ctx.note("retrieval", "hybrid retrieval is not available in this build")
-        ctx.save_cursor(pools={})
-        return
     queries = issued_queries(ctx)
     admitted = set(admitted_sources(ctx))
-    libraries = library_ids(ctx)
+    libraries = library_ids(ctx.run)
     subquestions = [sq for sq in ctx.plan.subquestions if sq.enabled]
-    pools: dict[str, Any] = dict(ctx.cursor.get("pools", {}))
+    pools = pools_of_checkpoint(ctx.checkpoint)
     notes: dict[str, str] = {}
     ctx.progress(len(pools), len(subquestions))
     for sq in subquestions:
@@ -115,29 +116,49 @@ def run(ctx: StageContext) -> None:
         ctx.safe_point()
         mine = [q for q in queries if q.subquestion == sq.key]
         support = [
-            _retrieve(retrieval, q.text, q.query_class, libraries, admitted, notes)
+            _retrieve(q.text, q.query_class, libraries, admitted, notes)
             for q in mine
             if q.query_class not in REFUTE_CLASSES
         ]
         refute = [
-            _retrieve(retrieval, q.text, q.query_class, libraries, admitted, notes)
+            _retrieve(q.text, q.query_class, libraries, admitted, notes)
             for q in mine
             if q.query_class in REFUTE_CLASSES
         ]
-        pools[sq.key] = {"support": _fuse(support), "refute": _fuse(refute)}
-        ctx.save_cursor(pools=pools, done=len(pools), total=len(subquestions))
+        pools[sq.key] = EvidencePools(support=_fuse(support), refute=_fuse(refute))
+        ctx.save_cursor(
+            pools={key: pool.to_json() for key, pool in pools.items()},
+            done=len(pools),
+            total=len(subquestions),
+        )
     for key, text in notes.items():
         ctx.note(key, text)
-    distinct = {p["passage_id"] for pool in pools.values() for side in pool.values() for p in side}
+    distinct = {hit.passage_id for pool in pools.values() for hit in pool.hits()}
     ctx.count(evidence_passages=len(distinct))
 
 
-def pools_of(ctx: StageContext, round_no: int | None = None) -> dict[str, Any]:
+def pools_of_checkpoint(cp: StageCheckpoint | None) -> dict[str, EvidencePools]:
+    """The pools a retrieve checkpoint saved, per subquestion key."""
+    saved = cp.cursor.get("pools", {}) if cp else {}
+    return {key: EvidencePools.from_json(pool) for key, pool in saved.items()}
+
+
+def pools_of(ctx: StageContext, round_no: int | None = None) -> dict[str, EvidencePools]:
     """The pools the retrieve stage saved (this round, or the latest one done)."""
     qs = StageCheckpoint.objects.filter(run=ctx.run, stage=RunState.RETRIEVING)
     if round_no is not None:
         qs = qs.filter(round=round_no)
     else:
         qs = qs.filter(status=StageStatus.DONE).order_by("-round")
-    cp = qs.first()
-    return dict(cp.cursor.get("pools", {})) if cp else {}
+    return pools_of_checkpoint(qs.first())
+
+
+def library_retrieve(run: Run) -> Retrieve:
+    """Passage retrieval over the run's libraries, as evidence items in their context."""
+    ids = library_ids(run)
+
+    def retrieve(text: str, k: int) -> list[EvidenceItem]:
+        request = RetrievalRequest(text=text, limit=k, filters=Filters(library_ids=ids))
+        return context_items(retrieval.retrieve(request).hits)
+
+    return retrieve

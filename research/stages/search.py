@@ -9,10 +9,9 @@ text, adapter and rank), so a resumed stage rewrites nothing it already wrote.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from ledger.models import Library
-from research import services
+from ledger.services.search_hits import do_record_search_hits
 from research.models import RunState, StageCheckpoint
 from research.stages import adapters
 from research.stages.base import StageContext
@@ -110,8 +109,6 @@ def run(ctx: StageContext) -> None:
     planned = [PlannedQuery(**item) for item in ctx.cursor["planned"]]
     library = ctx.run.plan_version.plan.library
     available = adapters.search_adapters(library)
-    for name, why in available.unavailable.items():
-        ctx.note(name, why)
     done: list[str] = list(ctx.cursor.get("done_keys", []))
     ctx.progress(len(done), len(planned))
     for q in planned:
@@ -132,17 +129,15 @@ def _search_one(
     total = 0
     for adapter in available.for_classes(q.source_classes):
         found = adapter.search(q.text, q.query_class, limit)
-        total += services.do_record_search_hits(
+        total += do_record_search_hits(
             ctx.run, query_key=q.key, query_text=q.text, adapter=adapter.name, hits=found
         )
-        for key, text in getattr(adapter, "notes", {}).items():
+        for key, text in adapter.notes.items():
             if ctx.checkpoint.notes.get(key) != text:
                 ctx.note(key, text)
-        errors = getattr(adapter, "errors", [])
-        if errors:
-            ctx.note(f"{adapter.name} errors", f"{len(errors)} failed queries; last: {errors[-1]}")
+        if adapter.errors:
+            ctx.note(
+                f"{adapter.name} errors",
+                f"{len(adapter.errors)} failed queries; last: {adapter.errors[-1]}",
+            )
     return total
-
-
-def hit_record(**fields: Any) -> dict[str, Any]:
-    return {k: v for k, v in fields.items() if v not in (None, "")}

@@ -1,37 +1,73 @@
-"""Verify stage: verifier votes per claim against the pools the counter-evidence stage saved.
+"""Verify stage: where a claim is verified.
 
-The verifier families are built once per stage; claims are verified one by one, oldest
-first. A claim that already has a verdict is skipped, and votes are unique per claim,
-evidence and verifier, so a resumed stage casts no vote twice. A claim without saved
-pools (a run upgraded mid-way) has them gathered first. When this build has no verifier,
-the stage says so and every claim stays PENDING for review.
+The verifier families are built once per stage (``research.pipeline.verify.default_config``);
+claims are verified one by one, oldest first, by :func:`verify`:
+
+1. load: the claim as a ``ClaimInput`` and the pools the counter-evidence stage saved as
+   ``Pools`` of ``EvidenceItem`` (``ledger.readers.claim_input`` / ``gathered_pools``);
+2. the pure step: ``research.pipeline.verify.verify_claim`` admits the evidence, collects
+   every family's votes, admits the votes and aggregates them conservatively into a
+   ``ClaimVerdict``;
+3. save, in one transaction: ``ledger.services.verdicts.do_record_verdict`` (evidence
+   links, votes, status, capsule, disposition) and the run's verification counters
+   (``research.services.runs.do_count_verification``).
+
+A claim that already has a verdict is skipped, and votes are unique per claim, evidence
+and verifier, so a resumed stage casts no vote twice. A claim without a counter-evidence
+record (a run upgraded mid-way) has it gathered first.
 """
 
 from __future__ import annotations
 
-from ledger.models import Claim, Verdict
-from research.stages.adapters import optional_module
-from research.stages.base import StageContext
+from dataclasses import replace
 
-UNAVAILABLE = "claim verification: not available in this build"
+from django.db import transaction
+
+from ledger.models import Claim, Verdict
+from ledger.readers import claim_input, counter_record, gathered_pools
+from ledger.services.verdicts import do_record_verdict
+from research.pipeline.counter import Retrieve
+from research.pipeline.verify import ClaimVerdict, VerifyConfig, default_config, verify_claim
+from research.services.runs import do_count_verification
+from research.stages import counter
+from research.stages.base import StageContext
+from research.stages.retrieve import library_retrieve
 
 
 def run(ctx: StageContext) -> None:
-    claims = optional_module("ledger.services.claims")
-    verify_claim = getattr(claims, "do_verify_claim", None) if claims else None
-    if claims is None or verify_claim is None:
-        ctx.note("claim verification", UNAVAILABLE)
-        return
-    config = claims.default_config()
-    for family, why in getattr(config, "notes", {}).items():
+    config = default_config()
+    for family, why in config.notes.items():
         ctx.note(family, why)
     run_claims = Claim.objects.filter(run=ctx.run)
     ungathered = run_claims.filter(status=Verdict.PENDING, counter_evidence={}).exists()
-    retrieve = claims.library_retrieve(ctx.run) if ungathered else None
+    retrieve = library_retrieve(ctx.run) if ungathered else None
     total = run_claims.count()
     for claim in run_claims.filter(status=Verdict.PENDING).order_by("pk"):
         ctx.progress(total - run_claims.filter(status=Verdict.PENDING).count(), total)
         ctx.safe_point(wall_time=False)
-        verify_claim(claim, retrieve=retrieve, config=config)
+        verify(claim, config, retrieve)
     ctx.progress(total, total)
     ctx.count(**{s: run_claims.filter(status=s).count() for s in ("pass", "fail", "uncertain")})
+
+
+def verify(
+    claim: Claim, config: VerifyConfig, retrieve: Retrieve | None = None
+) -> ClaimVerdict | None:
+    """Verify one pending claim against its gathered pools and record the verdict.
+
+    Returns None for a claim that already has a verdict. Without a counter-evidence
+    record, it is gathered first (through ``retrieve``, default: the run's libraries).
+    """
+    if claim.status != Verdict.PENDING:
+        return None
+    record = counter_record(claim)
+    if record is None:
+        record = counter.gather(claim, retrieve or library_retrieve(claim.run))
+    if record.unavailable:
+        config = replace(config, notes={**config.notes, "counter-evidence": record.unavailable})
+    pools = gathered_pools(claim)
+    verdict = verify_claim(claim_input(claim), pools, config)
+    with transaction.atomic():
+        tally = do_record_verdict(claim, verdict, pools.items())
+        do_count_verification(claim.run, tally)
+    return verdict

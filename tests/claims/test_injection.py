@@ -5,8 +5,11 @@ from __future__ import annotations
 import pytest
 
 from ledger.models import Passage
-from ledger.services.claims import do_save_claims, do_verify_claim, evidence_item, passage_input
+from ledger.readers import evidence_item, passage_input
+from ledger.services.claims import do_save_claims
 from research.pipeline.claims import mine_claims
+from research.pipeline.verify import default_config
+from research.stages.verify import verify
 from tests.factories import make_passage, make_plan, make_run, make_snapshot
 
 pytestmark = pytest.mark.django_db
@@ -34,7 +37,7 @@ def verified_status(author):
     anchor = Passage.objects.order_by("pk")[0]
     claims = do_save_claims(run, mine_claims([passage_input(anchor)]))
     claim = next(c for c in claims if "fever" in c.text)
-    do_verify_claim(claim, retrieve=corpus_search)
+    verify(claim, default_config(), corpus_search)
     claim.refresh_from_db()
     return claim
 

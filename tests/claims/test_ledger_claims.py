@@ -1,27 +1,24 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from types import SimpleNamespace
 
 import pytest
 
 from ledger.models import Candidate, Claim, EvidenceLink, Passage, VerifierVote
-from ledger.services.claims import (
-    context_items,
-    do_gather_counter_evidence,
-    do_mine_subquestion,
-    do_save_claims,
-    do_verify_claim,
-    evidence_item,
-    ledger_gaps,
-    passage_input,
-    reverify_claim_text,
-)
+from ledger.readers import context_items, evidence_item, ledger_gaps, passage_input
+from ledger.services.claims import do_save_claims
+from ledger.services.counter_evidence import do_save_counter_evidence
 from research.models import Subquestion
 from research.pipeline.claims import mine_claims
 from research.pipeline.claims.records import DroppedCandidate
+from research.pipeline.counter import CounterRecord
+from research.pipeline.retrieve.records import EvidencePools, Hit
 from research.pipeline.verify import VerifyConfig
 from research.pipeline.verify.records import Vote
+from research.stages.counter import gather
+from research.stages.mine import mine_subquestion
+from research.stages.verify import verify
+from review.services import reverify_claim_text
 from tests.factories import make_passage, make_plan, make_run, make_snapshot
 
 pytestmark = pytest.mark.django_db
@@ -174,27 +171,28 @@ def test_it_saves_support_and_refutation_queries_and_their_pools(
         asked.append(text)
         return [evidence_item(refute_passage, "support")] if "limitations" in text else []
 
-    record = do_gather_counter_evidence(claim, retrieve)
+    record = gather(claim, retrieve)
     claim.refresh_from_db()
-    assert claim.counter_evidence == record
-    intents = {q["intent"] for q in record["queries"]}
+    assert claim.counter_evidence == record.to_json()
+    assert CounterRecord.from_json(claim.counter_evidence) == record
+    intents = {q.intent for q in record.queries}
     assert intents == {"support", "negation", "limitation", "failure", "replication", "comparison"}
-    assert [q["text"] for q in record["queries"]] == asked
-    assert [p for p, _ in record["pools"]["refute"]] == [refute_passage.pk]
+    assert [q.text for q in record.queries] == asked
+    assert [p.passage_id for p in record.refute] == [refute_passage.pk]
     anchors = set(claim.evidence.filter(is_anchor=True).values_list("passage_id", flat=True))
-    assert {p for p, _ in record["pools"]["support"]} == anchors
+    assert {p.passage_id for p in record.support} == anchors
 
 
 def test_it_verifies_against_the_pools_the_counter_stage_saved(
     run, support_passage, refute_passage
 ):
     claim = next(c for c in mined(run, support_passage) if "fever" in c.text)
-    do_gather_counter_evidence(claim, lambda text, k: [evidence_item(refute_passage, "support")])
+    gather(claim, lambda text, k: [evidence_item(refute_passage, "support")])
 
     def no_retrieval(text, k):
         raise AssertionError("verification must not search again")
 
-    do_verify_claim(claim, retrieve=no_retrieval, config=CONFIG)
+    verify(claim, CONFIG, no_retrieval)
     claim.refresh_from_db()
     assert claim.status == "fail"
     assert claim.evidence.get(passage=refute_passage).pool == "refute"
@@ -202,8 +200,9 @@ def test_it_verifies_against_the_pools_the_counter_stage_saved(
 
 def test_it_says_when_a_claim_was_judged_without_counter_evidence(run, support_passage):
     claim = mined(run, support_passage)[0]
-    do_gather_counter_evidence(claim, None)
-    do_verify_claim(claim, config=CONFIG)
+    why = "retrieval unavailable; judged on its anchor passages only"
+    do_save_counter_evidence(claim, CounterRecord(unavailable=why))
+    verify(claim, CONFIG)
     claim.refresh_from_db()
     assert claim.status != "pending"
     assert "counter-evidence: retrieval unavailable" in claim.rationale
@@ -212,7 +211,7 @@ def test_it_says_when_a_claim_was_judged_without_counter_evidence(run, support_p
 def test_it_records_votes_links_verdict_and_disposition(run, support_passage, refute_passage):
     claim = next(c for c in mined(run, support_passage) if "fever" in c.text)
     retrieve = lambda text, k: [evidence_item(refute_passage, "support")]  # noqa: E731
-    verdict = do_verify_claim(claim, retrieve=retrieve, config=CONFIG)
+    verdict = verify(claim, CONFIG, retrieve)
     claim.refresh_from_db()
     assert verdict is not None and claim.status == "fail"
     assert claim.disposition == "kept"
@@ -237,15 +236,15 @@ def test_it_records_votes_links_verdict_and_disposition(run, support_passage, re
 
 def test_it_skips_a_claim_already_decided(run, support_passage):
     claim = mined(run, support_passage)[0]
-    do_verify_claim(claim, retrieve=lambda text, k: [], config=CONFIG)
+    verify(claim, CONFIG, lambda text, k: [])
     votes = VerifierVote.objects.count()
-    assert do_verify_claim(claim, retrieve=lambda text, k: [], config=CONFIG) is None
+    assert verify(claim, CONFIG, lambda text, k: []) is None
     assert VerifierVote.objects.count() == votes
 
 
 def test_it_reverifies_a_narrowed_text_without_writing(run, support_passage):
     claim = mined(run, support_passage)[0]
-    do_verify_claim(claim, retrieve=lambda text, k: [], config=CONFIG)
+    verify(claim, CONFIG, lambda text, k: [])
     before = (VerifierVote.objects.count(), EvidenceLink.objects.count())
     verdict = reverify_claim_text(claim, "Aspirin reduces fever in some adults.", CONFIG)
     assert verdict.status in ("pass", "fail", "uncertain")
@@ -256,8 +255,8 @@ def test_it_reverifies_a_narrowed_text_without_writing(run, support_passage):
 def test_it_mines_a_subquestion_from_the_retrieve_stage_pools(run, support_passage, settings):
     settings.LLM_BASE_URL = ""
     pools = {"support": [{"passage_id": support_passage.pk, "source_id": 1, "score": 0.5}]}
-    kept = do_mine_subquestion(run, "sq1", pools)
-    assert kept == 3  # two atoms of the coordinated sentence + "Adverse events were rare."
+    kept = mine_subquestion(run, "sq1", EvidencePools.from_json(pools))
+    assert len(kept) == 3  # two atoms of the coordinated sentence + "Adverse events were rare."
     assert set(Claim.objects.filter(run=run).values_list("subquestion__key", flat=True)) == {"sq1"}
 
 
@@ -265,7 +264,7 @@ def test_it_judges_a_retrieved_chunk_in_its_parent_section(support_passage):
     snapshot = support_passage.snapshot
     section = make_passage(snapshot, start=0)
     Passage.objects.filter(pk=support_passage.pk).update(parent=section)
-    hits = [SimpleNamespace(passage_id=support_passage.pk, score=0.5)] * 2
+    hits = [Hit(passage_id=support_passage.pk, score=0.5)] * 2
     [got] = context_items(hits)
     assert got.passage_id == str(section.pk)
     assert got.text == snapshot.text
@@ -277,7 +276,7 @@ def test_it_counts_the_parts_a_claim_lacks(run, support_passage):
     assert gaps["without_votes"] == gaps["without_verdict"] == len(claims)
     assert gaps["without_counter_evidence"] == len(claims) and gaps["without_quote"] == 0
     for claim in claims:
-        do_verify_claim(claim, retrieve=lambda text, k: [], config=CONFIG)
+        verify(claim, CONFIG, lambda text, k: [])
     assert not any(ledger_gaps(run).values())
     VerifierVote.objects.filter(claim=claims[0]).update(valid=False)
     assert ledger_gaps(run)["without_votes"] == 1

@@ -10,7 +10,7 @@ from research import runner, services
 from research.models import InvalidTransition, Run, RunState, StageCheckpoint
 from research.pipeline.records import PlanContent, parse_plan
 from research.providers.base import ProviderError
-from research.stages import adapters
+from research.stages import adapters, counter
 from tests.research.fixtures import duplicate_hits, ingest_fixture_library
 
 pytestmark = pytest.mark.django_db
@@ -119,12 +119,10 @@ def test_it_runs_a_plan_through_every_stage_to_awaiting_review(author, library):
 
 
 def test_it_resumes_counter_evidence_without_searching_a_claim_twice(author, library, monkeypatch):
-    from ledger.services import claims as claim_services
-
     run = run_until(start(author, library), RunState.COUNTERING)
     claims = list(Claim.objects.filter(run=run).order_by("pk"))
     assert len(claims) >= 2
-    original = claim_services.do_gather_counter_evidence
+    original = counter.gather
     gathered: list[int] = []
 
     def dies_on_second(claim, retrieve):
@@ -133,7 +131,7 @@ def test_it_resumes_counter_evidence_without_searching_a_claim_twice(author, lib
         gathered.append(claim.pk)
         return original(claim, retrieve)
 
-    monkeypatch.setattr(claim_services, "do_gather_counter_evidence", dies_on_second)
+    monkeypatch.setattr(counter, "gather", dies_on_second)
     with pytest.raises(SystemExit):
         runner.step(run.code)
     resumed: list[int] = []
@@ -142,7 +140,7 @@ def test_it_resumes_counter_evidence_without_searching_a_claim_twice(author, lib
         resumed.append(claim.pk)
         return original(claim, retrieve)
 
-    monkeypatch.setattr(claim_services, "do_gather_counter_evidence", recorded)
+    monkeypatch.setattr(counter, "gather", recorded)
     runner.step(run.code)
 
     run.refresh_from_db()

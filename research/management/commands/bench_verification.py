@@ -96,13 +96,10 @@ class Command(BaseCommand):
 
     def _retrieve(self, library_name: str) -> Any:
         from ledger.models import Library
-        from ledger.services.claims import context_items
+        from ledger.readers import context_items
+        from research import retrieval
+        from research.pipeline.retrieve.records import Filters, RetrievalRequest
 
-        try:
-            from research import retrieval
-            from research.pipeline.retrieve.records import Filters, RetrievalRequest
-        except ImportError as exc:
-            raise CommandError(f"open retrieval needs research.retrieval: {exc}") from exc
         library = Library.objects.filter(name=library_name).first()
         if library is None:
             raise CommandError(

@@ -12,7 +12,7 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ledger.models import CandidateState, Library
-from ledger.services.claims import candidate_counts, ledger_gaps
+from ledger.readers import candidate_counts, ledger_gaps
 from research import runner, services
 from research.models import Plan, Run
 

@@ -106,3 +106,53 @@ class RetrievalResult:
     notes: dict[str, str] = field(default_factory=dict)  # e.g. {"reranker": "none", ...}
     timings_ms: dict[str, float] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PooledHit:
+    """A passage in a subquestion's evidence pool, with its fused score."""
+
+    passage_id: int
+    source_id: int
+    score: float = 0.0
+
+
+@dataclass(frozen=True)
+class EvidencePools:
+    """A subquestion's support and refute pools, as the retrieve stage saves them.
+
+    JSON (the stage's cursor): ``{"support": [{passage_id, source_id, score}], "refute":
+    […]}``.
+    """
+
+    support: tuple[PooledHit, ...] = ()
+    refute: tuple[PooledHit, ...] = ()
+
+    def hits(self) -> tuple[PooledHit, ...]:
+        return self.support + self.refute
+
+    def to_json(self) -> dict[str, list[dict[str, Any]]]:
+        return {
+            "support": [_hit_json(h) for h in self.support],
+            "refute": [_hit_json(h) for h in self.refute],
+        }
+
+    @classmethod
+    def from_json(cls, data: object) -> EvidencePools:
+        if not isinstance(data, dict):
+            return cls()
+        return cls(support=_hits(data.get("support")), refute=_hits(data.get("refute")))
+
+
+def _hit_json(hit: PooledHit) -> dict[str, Any]:
+    return {"passage_id": hit.passage_id, "source_id": hit.source_id, "score": hit.score}
+
+
+def _hits(items: object) -> tuple[PooledHit, ...]:
+    if not isinstance(items, list):
+        return ()
+    return tuple(
+        PooledHit(int(i["passage_id"]), int(i.get("source_id") or 0), float(i.get("score", 0.0)))
+        for i in items
+        if isinstance(i, dict) and "passage_id" in i
+    )

@@ -1,7 +1,8 @@
 """Claim verification: admitted evidence, named verifier families, conservative verdicts.
 
 Entry point: :func:`verify_claim` (pure over records). :func:`default_verifiers` builds
-the configured families from settings and says, in ``notes``, which ones are absent.
+the configured families from settings and says, in ``notes``, which ones are absent;
+:func:`default_config` is what the verify stage and re-verification use.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = [
     "Pools",
     "VerifyConfig",
     "Verifier",
+    "default_config",
     "default_verifiers",
     "verify_claim",
 ]
@@ -78,6 +80,19 @@ def verify_claim(
 
 
 Encode = Callable[[list[str]], "NDArray[np.float32]"]
+
+# Sentence vectors a verify stage keeps in memory (≈ 1.5 KB each for MiniLM).
+STAGE_EMBEDDING_CACHE = 50_000
+
+
+def default_config() -> VerifyConfig:
+    """The configured verifier families, encoding through one memory cache of sentences."""
+    from research.pipeline.verify.embedcache import EmbeddingCache
+    from research.providers.embedder import Embedder
+
+    cache = EmbeddingCache(Embedder.from_settings().encode, max_entries=STAGE_EMBEDDING_CACHE)
+    verifiers, notes = default_verifiers(cache.encode)
+    return VerifyConfig(verifiers=verifiers, notes=notes)
 
 
 def default_verifiers(

@@ -1,4 +1,4 @@
-"""Operations on plans and runs; views, commands and tasks call these.
+"""Plans and their versions: who may see and change them, and every edit as a new version.
 
 Access: a plan is visible to its owner and members (strangers get 404); only
 researchers and staff may create, edit or start (everyone else who can see it gets
@@ -8,19 +8,17 @@ that is no longer current is refused with :class:`PlanConflict`, never merged si
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 from uuid import UUID
 
-from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.http import Http404
-from django.utils import timezone
 
-from ledger.models import Library, Passage, SearchHit
-from research.models import Plan, PlanVersion, Query, Run, RunState
+from ledger.models import Library
+from research.models import Plan, PlanVersion, Run
 from research.pipeline import planner, records
 from research.pipeline.records import (
     PlanContent,
@@ -29,25 +27,8 @@ from research.pipeline.records import (
     edited,
     parse_plan,
     question_problems,
-    run_blockers,
 )
-from research.progress import publish_run_progress
-
-if TYPE_CHECKING:
-    from research.stages.adapters import FoundHit
-
-RESEARCHER_GROUP = "researcher"
-# States in which the pipeline still works and a cancel can stop it.
-CANCELLABLE_STATES = {
-    RunState.QUEUED,
-    RunState.SEARCHING,
-    RunState.INGESTING,
-    RunState.INDEXING,
-    RunState.RETRIEVING,
-    RunState.MINING,
-    RunState.COUNTERING,
-    RunState.VERIFYING,
-}
+from research.roles import can_edit_plans
 
 
 class PlanInvalid(Exception):
@@ -71,10 +52,6 @@ class PlanConflict(Exception):
         self.current = current
 
 
-class RunRefused(Exception):
-    """A run cannot start or be cancelled; the message says why."""
-
-
 # --- access ---------------------------------------------------------------------------
 
 
@@ -91,13 +68,6 @@ def get_plan_for_user(user: Any, code: UUID) -> Plan:
     if plan is None:
         raise Http404("No such plan")
     return plan
-
-
-def can_edit_plans(user: Any) -> bool:
-    """Researchers and staff may create, edit and start plans."""
-    return bool(
-        user.is_staff or user.is_superuser or user.groups.filter(name=RESEARCHER_GROUP).exists()
-    )
 
 
 def get_editable_plan_for_user(user: Any, code: UUID) -> Plan:
@@ -246,149 +216,3 @@ def check_update_plan_library(user: Any, plan: Plan, library: Library | None) ->
     plan.library = library
     plan.save(update_fields=["library", "updated_at"])
     return True
-
-
-# --- runs -----------------------------------------------------------------------------
-
-
-def enabled_web_adapters() -> list[str]:
-    """Web search adapters the settings enable (read at call time)."""
-    flags = {
-        "searxng": bool(settings.SEARXNG_URL),
-        "arxiv": settings.ARXIV_ENABLED,
-        "openalex": settings.OPENALEX_ENABLED,
-        "wikipedia": settings.WIKIPEDIA_ENABLED,
-    }
-    return [name for name, on in flags.items() if on]
-
-
-def run_config(plan: Plan) -> dict[str, Any]:
-    """The pipeline settings a run uses; its hash identifies the configuration."""
-    return {
-        "library": str(plan.library.code) if plan.library else None,
-        "web_adapters": enabled_web_adapters(),
-        "embedding_model": settings.EMBEDDING_MODEL or "all-MiniLM-L6-v2 (offline wheel)",
-        "reranker_model": settings.RERANKER_MODEL or None,
-        "nli_model": settings.NLI_MODEL or None,
-        "llm_model": settings.LLM_MODEL if settings.LLM_BASE_URL else None,
-        "retrieval": {
-            "rrf_k": settings.RETRIEVAL_RRF_K,
-            "candidates": settings.RETRIEVAL_CANDIDATES,
-            "hnsw_ef_search": settings.RETRIEVAL_HNSW_EF_SEARCH,
-        },
-    }
-
-
-def start_blockers(plan: Plan, content: PlanContent) -> list[str]:
-    """Why a run of this plan version must not start, in words."""
-    problems = run_blockers(content)
-    uses_library = any("library" in q.source_classes for _, q in content.enabled_queries())
-    web = enabled_web_adapters()
-    if plan.library is None and not web:
-        problems.append(
-            "There is nothing to search: choose a library for this plan (Plan settings), "
-            "or enable a web search adapter in the server settings."
-        )
-    elif plan.library is not None and not web:
-        if not uses_library:
-            problems.append(
-                "No enabled query searches the library (source class 'library'), and no "
-                "web search adapter is enabled."
-            )
-        elif not Passage.objects.filter(source__libraries=plan.library).exists():
-            problems.append(
-                f"The library {plan.library.name!r} has no ingested passages yet; "
-                "import documents into it first."
-            )
-    return problems
-
-
-def check_start_run(user: Any, plan: Plan, base: int, *, enqueue: bool = True) -> Run:
-    """Start a run of the current version; refuse (nothing created) when it cannot run.
-
-    ``enqueue=False`` leaves the run for a synchronous driver (``runplan``) instead of
-    the workers.
-    """
-    if not can_edit_plans(user):
-        raise PermissionDenied("Only researchers may start runs.")
-    version = plan.current_version
-    if version is None or version.number != base:
-        raise PlanConflict(base, version.number if version else 0)
-    content = parse_plan(version.content)
-    problems = start_blockers(plan, content)
-    if problems:
-        raise PlanInvalid(problems)
-    return do_start_run(user, version, content, enqueue=enqueue)
-
-
-def do_start_run(
-    user: Any, version: PlanVersion, content: PlanContent, *, enqueue: bool = True
-) -> Run:
-    from research import tasks
-
-    with transaction.atomic():
-        run = Run.objects.create(
-            plan_version=version,
-            created_by=user,
-            config=run_config(version.plan),
-            budgets=content.budgets.model_dump(),
-        )
-        if enqueue:
-            tasks.defer_advance(run)
-    return run
-
-
-def do_request_cancel(user: Any, run: Run) -> Run:
-    """Ask a run to stop at its next safe point (a queued run stops at once)."""
-    if not can_edit_plans(user):
-        raise PermissionDenied("Only researchers may cancel runs.")
-    with transaction.atomic():
-        locked = Run.objects.select_for_update().get(pk=run.pk)
-        if locked.is_terminal:
-            raise RunRefused(f"This run has already ended ({locked.get_state_display()}).")
-        if locked.state not in CANCELLABLE_STATES:
-            raise RunRefused(
-                f"This run's pipeline has finished ({locked.get_state_display()}); "
-                "there is nothing left to cancel."
-            )
-        locked.cancel_requested = True
-        fields = ["cancel_requested"]
-        if locked.state == RunState.QUEUED:
-            locked.state = RunState.CANCELLED
-            locked.stop_reason = f"Cancelled by {user.get_username()}."
-            locked.finished_at = timezone.now()
-            fields += ["state", "stop_reason", "finished_at"]
-        locked.save(update_fields=fields)
-        publish_run_progress(locked.code)
-    return locked
-
-
-# --- what the run's stages write ------------------------------------------------------
-
-
-def do_record_search_hits(
-    run: Run, *, query_key: str, query_text: str, adapter: str, hits: Sequence[FoundHit]
-) -> int:
-    """Store one query's results; rows already written by an earlier attempt are kept."""
-    query = Query.objects.filter(plan_version_id=run.plan_version_id, key=query_key).first()
-    rows = [
-        SearchHit(
-            run=run,
-            query=query,
-            query_text=query_text,
-            adapter=adapter,
-            rank=hit.rank,
-            raw_score=hit.score,
-            canonical_id=hit.canonical_id[:600],
-            source_id=hit.source_id,
-            record=hit.record,
-        )
-        for hit in hits
-    ]
-    SearchHit.objects.bulk_create(rows, ignore_conflicts=True)
-    return len(rows)
-
-
-def do_link_hits_to_source(run: Run, canonical_id: str, source_id: int) -> int:
-    """Point a run's hits for one canonical id at the Source that ingesting them made."""
-    return SearchHit.objects.filter(run=run, canonical_id=canonical_id).update(source_id=source_id)

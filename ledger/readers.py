@@ -1,0 +1,218 @@
+"""Ledger rows as pipeline records: what a stage loads before it calls a pure step.
+
+Reads only. The mining stage turns passages into ``PassageInput``; the counter-evidence
+and verify stages turn claims and passages into ``ClaimInput`` / ``EvidenceItem`` and the
+saved counter-evidence record back into ``Pools``; review re-verifies a narrowed wording
+over ``linked_items``. The writers are in ``ledger.services``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.db.models import Count, Exists, OuterRef, Q
+
+from ledger.models import (
+    Candidate,
+    CandidateState,
+    Claim,
+    DispositionState,
+    EvidenceLink,
+    Passage,
+    Pool,
+    Verdict,
+    VerifierVote,
+)
+from research.models import Run
+from research.pipeline.claims.records import PassageInput
+from research.pipeline.counter import CounterRecord
+from research.pipeline.retrieve.records import Hit
+from research.pipeline.text import normalize_text
+from research.pipeline.verify.records import ClaimInput, EvidenceItem, PoolName, Pools
+
+CONTEXT_MAX_CHARS = 4000  # a parent section up to this size is judged instead of its chunk
+# Claims a report leans on hardest get a reviewer's eye; recommendations need two sources.
+HIGH_IMPACT_TYPES = frozenset({"causal", "recommendation", "current-state"})
+TRIANGULATED_TYPES = frozenset({"recommendation"})
+
+
+def _bare(text: str) -> str:
+    return normalize_text(text).rstrip(" .;:!?")
+
+
+def _relative_sentences(passage: Passage) -> tuple[tuple[int, int], ...]:
+    """Sentence spans relative to the passage text, without the document's title line.
+
+    A title ("Meta-analysis of vitamin D and fracture risk") is a label, not a
+    proposition: mining it would make a claim no evidence can support or refute.
+    """
+    title = _bare(passage.source.title)
+    spans = []
+    for pair in passage.sentences or []:
+        a, b = int(pair[0]) - passage.start, int(pair[1]) - passage.start
+        if 0 <= a < b <= len(passage.text) and _bare(passage.text[a:b]) != title:
+            spans.append((a, b))
+    return tuple(spans)
+
+
+def passage_input(passage: Passage, score: float = 0.0) -> PassageInput:
+    source = passage.source
+    return PassageInput(
+        passage_id=str(passage.pk),
+        text=passage.text,
+        fingerprint=passage.fingerprint,
+        snapshot_start=passage.start,
+        sentences=_relative_sentences(passage),
+        source_key=source.canonical_id,
+        publisher=source.publisher,
+        cluster=source.cluster,
+        score=score,
+    )
+
+
+def passage_inputs(scores: dict[int, float]) -> list[PassageInput]:
+    """The passages of ``scores`` (id -> score) as mining input, in the given order."""
+    by_id = Passage.objects.select_related("source", "snapshot").in_bulk(list(scores))
+    return [passage_input(by_id[i], scores[i]) for i in scores if i in by_id]
+
+
+def evidence_item(
+    passage: Passage, pool: str, *, score: float = 0.0, cited_quote: str = ""
+) -> EvidenceItem:
+    source, snapshot = passage.source, passage.snapshot
+    return EvidenceItem(
+        evidence_id=str(passage.pk),
+        text=passage.text,
+        fingerprint=passage.fingerprint,
+        pool=PoolName(pool),
+        passage_id=str(passage.pk),
+        snapshot_start=passage.start,
+        sentences=_relative_sentences(passage),
+        source_key=source.canonical_id,
+        publisher=source.publisher,
+        cluster=source.cluster,
+        source_type=source.source_type,
+        title=source.title,
+        published=source.published_date.isoformat() if source.published_date else "",
+        fetched_at=snapshot.fetched_at.isoformat(),
+        score=score,
+        cited_quote=cited_quote,
+    )
+
+
+def in_context(passage: Passage) -> Passage:
+    """The passage's parent section when it is short enough to judge whole, else itself.
+
+    Retrieval finds small chunks; a contradiction often sits in the next sentence of the
+    same abstract or section, so verifiers judge the parent (parent-child retrieval).
+    """
+    parent = passage.parent
+    if parent is not None and len(parent.text) <= CONTEXT_MAX_CHARS:
+        return parent
+    return passage
+
+
+def claim_input(claim: Claim, text: str | None = None) -> ClaimInput:
+    flags = set(claim.flags or [])
+    return ClaimInput(
+        claim_id=str(claim.pk),
+        text=claim.text if text is None else text,
+        claim_type=claim.claim_type or "empirical",
+        entities=tuple(str(e) for e in claim.entities or []),
+        hedges=tuple(str(h) for h in claim.hedges or []),
+        time_sensitive=claim.time_sensitive,
+        high_impact="high-impact" in flags or claim.claim_type in HIGH_IMPACT_TYPES,
+        needs_triangulation=claim.claim_type in TRIANGULATED_TYPES,
+        fingerprint=claim.fingerprint if text is None else "",
+    )
+
+
+def anchor_items(claim: Claim) -> list[EvidenceItem]:
+    """The passages the claim was mined from, each with the sentence it cites."""
+    links = claim.evidence.filter(is_anchor=True).select_related("passage__source", "snapshot")
+    return [evidence_item(link.passage, Pool.SUPPORT, cited_quote=link.quote) for link in links]
+
+
+def linked_items(claim: Claim) -> list[EvidenceItem]:
+    """Every passage already linked to the claim, in its pool (for re-verification)."""
+    links = claim.evidence.select_related("passage__source", "snapshot").order_by("pk")
+    return [evidence_item(link.passage, link.pool) for link in links]
+
+
+def context_items(hits: Sequence[Hit]) -> list[EvidenceItem]:
+    """Retrieval hits as evidence items, each in its parent context, one item per parent."""
+    rows = Passage.objects.select_related(
+        "source", "snapshot", "parent__source", "parent__snapshot"
+    ).in_bulk([h.passage_id for h in hits])
+    items: dict[int, EvidenceItem] = {}
+    for hit in hits:
+        if hit.passage_id in rows:
+            passage = in_context(rows[hit.passage_id])
+            if passage.pk not in items:
+                items[passage.pk] = evidence_item(passage, Pool.SUPPORT, score=float(hit.score))
+    return list(items.values())
+
+
+def counter_record(claim: Claim) -> CounterRecord | None:
+    """The claim's saved counter-evidence record (None until the stage has run)."""
+    return CounterRecord.from_json(claim.counter_evidence)
+
+
+def gathered_pools(claim: Claim) -> Pools:
+    """The pools the counter-evidence stage saved, anchors first in support, each in context."""
+    record = counter_record(claim) or CounterRecord()
+    saved = {
+        PoolName.SUPPORT: record.support,
+        PoolName.REFUTE: record.refute,
+        PoolName.BACKGROUND: record.background,
+    }
+    rows = Passage.objects.select_related("source", "snapshot").in_bulk(
+        [p.passage_id for pooled in saved.values() for p in pooled]
+    )
+    anchors = anchor_items(claim)
+    pools: dict[PoolName, list[EvidenceItem]] = {name: [] for name in PoolName}
+    pools[PoolName.SUPPORT] = list(anchors)
+    anchor_ids = {a.evidence_id for a in anchors}
+    for name, pooled in saved.items():
+        for entry in pooled:
+            passage = rows.get(entry.passage_id)
+            if passage is not None and str(passage.pk) not in anchor_ids:
+                pools[name].append(evidence_item(passage, name, score=entry.score))
+    return Pools(
+        support=tuple(pools[PoolName.SUPPORT]),
+        refute=tuple(pools[PoolName.REFUTE]),
+        background=tuple(pools[PoolName.BACKGROUND]),
+    )
+
+
+# --- completeness -------------------------------------------------------------------
+
+
+def candidate_counts(run: Run) -> dict[str, int]:
+    """How many propositions mining considered (``total``), and how many per state."""
+    return Candidate.objects.filter(run=run).aggregate(
+        total=Count("pk"),
+        **{state: Count("pk", filter=Q(state=state)) for state in CandidateState.values},
+    )
+
+
+def ledger_gaps(run: Run) -> dict[str, int]:
+    """How many of the run's claims lack each part a reviewer needs (all zero when whole).
+
+    A claim is whole when it has a verdict, at least one quote bound to a snapshot, at
+    least one valid verifier vote, a rationale, a disposition, and its counter-evidence
+    search on record; a dropped candidate is whole when it says why.
+    """
+    claims = Claim.objects.filter(run=run).annotate(
+        quoted=Exists(EvidenceLink.objects.filter(claim=OuterRef("pk")).exclude(quote="")),
+        voted=Exists(VerifierVote.objects.filter(claim=OuterRef("pk"), valid=True)),
+    )
+    return {
+        "without_verdict": claims.filter(status=Verdict.PENDING).count(),
+        "without_quote": claims.filter(quoted=False).count(),
+        "without_votes": claims.filter(voted=False).count(),
+        "without_rationale": claims.filter(rationale="").count(),
+        "without_disposition": claims.filter(disposition=DispositionState.PENDING).count(),
+        "without_counter_evidence": claims.filter(counter_evidence={}).count(),
+        "candidates_without_reason": Candidate.objects.filter(run=run, reason="").count(),
+    }

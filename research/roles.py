@@ -1,0 +1,14 @@
+"""Who may do what, by group: the roles every app checks (no app above it is imported)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+RESEARCHER_GROUP = "researcher"
+
+
+def can_edit_plans(user: Any) -> bool:
+    """Researchers and staff may create, edit and start plans, and add documents."""
+    return bool(
+        user.is_staff or user.is_superuser or user.groups.filter(name=RESEARCHER_GROUP).exists()
+    )
