@@ -206,6 +206,10 @@ OPENALEX_MAILTO = envstr("OPENALEX_MAILTO", "")
 WIKIPEDIA_ENABLED = envbool("WIKIPEDIA_ENABLED", False)
 WIKIPEDIA_LANG = envstr("WIKIPEDIA_LANG", "en")
 CHROMIUM_PATH = envstr("CHROMIUM_PATH", "/usr/bin/chromium")  # prints PDF exports
+# The instance's Ed25519 key that signs report bundles; generated on first use.
+BUNDLE_SIGNING_KEY = Path(
+    envstr("BUNDLE_SIGNING_KEY") or str(BASE_DIR / ".data" / "signing" / "bundle-ed25519.pem")
+)
 SEARCH_TIMEOUT_S = envfloat("SEARCH_TIMEOUT_S", 15.0)
 SEARCH_MAX_ATTEMPTS = envint("SEARCH_MAX_ATTEMPTS", 3, minimum=1)
 SEARCH_BACKOFF_S = envfloat("SEARCH_BACKOFF_S", 1.0)

@@ -225,7 +225,7 @@ RUN_TRANSITIONS: dict[str, set[str]] = {
     RunState.VERIFYING: {RunState.AWAITING_REVIEW},
     RunState.AWAITING_REVIEW: {RunState.SYNTHESIZING},
     RunState.SYNTHESIZING: {RunState.DONE, RunState.AWAITING_REVIEW},
-    RunState.DONE: set(),
+    RunState.DONE: {RunState.SYNTHESIZING},  # a new report version after more review
     RunState.FAILED: set(),
     RunState.CANCELLED: set(),
 }

@@ -25,7 +25,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from research.models import Run, RunState, StageStatus
+from research.models import TERMINAL_STATES, Run, RunState, StageStatus
 from research.pipeline.records import parse_plan
 from research.progress import publish_run_progress
 from research.providers.base import ProviderError
@@ -43,15 +43,24 @@ from research.services.runs import (
     merge_counters,
     refresh_counts,
 )
-from research.stages import counter, expansion, ingest, mine, retrieve, search, verify
+from research.stages import (
+    counter,
+    expansion,
+    ingest,
+    mine,
+    retrieve,
+    search,
+    synthesize,
+    verify,
+)
 from research.stages.base import RunCancelled, StageContext, StageFailed, WallTimeExhausted
 
 logger = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 3
 RETRY_DELAYS_S = (5, 30, 120)
-# The pipeline stops here and waits for people; synthesis is started by review.
-WAITING_STATES = {RunState.AWAITING_REVIEW, RunState.SYNTHESIZING}
+# The pipeline stops here and waits for people; "Build report" moves it to synthesizing.
+WAITING_STATES = {RunState.AWAITING_REVIEW}
 STAGE_LABELS: dict[str, str] = {
     RunState.QUEUED: "Queued",
     RunState.SEARCHING: "Searching",
@@ -61,6 +70,7 @@ STAGE_LABELS: dict[str, str] = {
     RunState.MINING: "Mining claims",
     RunState.COUNTERING: "Gathering counter-evidence",
     RunState.VERIFYING: "Verifying claims",
+    RunState.SYNTHESIZING: "Building the report",
 }
 
 
@@ -123,6 +133,10 @@ def handle_verifying(ctx: StageContext) -> str:
     return RunState.AWAITING_REVIEW
 
 
+def handle_synthesizing(ctx: StageContext) -> str:
+    return synthesize.run(ctx)
+
+
 HANDLERS: dict[str, Callable[[StageContext], str]] = {
     RunState.QUEUED: handle_queued,
     RunState.SEARCHING: handle_searching,
@@ -132,6 +146,7 @@ HANDLERS: dict[str, Callable[[StageContext], str]] = {
     RunState.MINING: handle_mining,
     RunState.COUNTERING: handle_countering,
     RunState.VERIFYING: handle_verifying,
+    RunState.SYNTHESIZING: handle_synthesizing,
 }
 # Stages that collect evidence; a spent wall-time budget skips to mining what was found.
 COLLECTING = {RunState.SEARCHING, RunState.INGESTING, RunState.INDEXING, RunState.RETRIEVING}
@@ -193,14 +208,15 @@ def _advance(ctx: StageContext, target: str, schedule: Schedule) -> StepResult:
     with transaction.atomic():
         do_close_checkpoint(ctx.checkpoint, StageStatus.DONE)
         extra: dict[str, Any] = {}
-        if target in WAITING_STATES:
+        stops = target in WAITING_STATES or target in TERMINAL_STATES
+        if stops:
             extra["finished_at"] = timezone.now()
         expanding = run.state == RunState.RETRIEVING and target == RunState.SEARCHING
         do_transition(run, target, **extra)
         if expanding:  # best-first expansion: the next round begins with the transition
             merge_counters(run, {"round": ctx.round + 1})
         refresh_counts(run)
-        again = target not in WAITING_STATES
+        again = not stops
         if again:
             schedule(run, 0)
         publish_run_progress(run.code)

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from research.admin import ReadOnlyAdmin
-from review.models import Export, GatePolicy, Report, ReviewDecision
+from review.models import Export, GatePolicy, Report, ReviewDecision, RunDiff
 
 
 @admin.register(ReviewDecision)
@@ -27,3 +27,8 @@ class ReportAdmin(ReadOnlyAdmin):
 @admin.register(Export)
 class ExportAdmin(ReadOnlyAdmin):
     list_display = ["report", "format", "size", "created_at"]
+
+
+@admin.register(RunDiff)
+class RunDiffAdmin(ReadOnlyAdmin):
+    list_display = ["run", "against", "carried_over", "needs_review", "created_at"]

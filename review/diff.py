@@ -80,7 +80,7 @@ class ReReview:
 
 
 @dataclass
-class RunDiff:
+class RunDiffRecord:
     old_run: str
     new_run: str
     added: list[ClaimRef] = field(default_factory=list)
@@ -131,10 +131,10 @@ def previous_run(run: Run) -> Run | None:
     )
 
 
-def diff_runs(old: Run, new: Run) -> RunDiff:
+def diff_runs(old: Run, new: Run) -> RunDiffRecord:
     """1. load both ledgers; 2. match claims; 3. compare sources; 4. flag decisions."""
     old_claims, new_claims = _claim_refs(old), _claim_refs(new)
-    diff = RunDiff(old_run=str(old.code), new_run=str(new.code))
+    diff = RunDiffRecord(old_run=str(old.code), new_run=str(new.code))
     pairs = _match(old_claims, new_claims, diff)
     diff.verdict_flips = [p for p in pairs if p.old.status != p.new.status]
     titles = _source_titles(old, new)
@@ -186,7 +186,7 @@ def _claim_refs(run: Run) -> list[ClaimRef]:
     return refs
 
 
-def _match(old: list[ClaimRef], new: list[ClaimRef], diff: RunDiff) -> list[ClaimPair]:
+def _match(old: list[ClaimRef], new: list[ClaimRef], diff: RunDiffRecord) -> list[ClaimPair]:
     """Pair claims by fingerprint, then leftovers by subquestion and word overlap."""
     by_fp = {c.fingerprint: c for c in new}
     pairs, left_old = [], []
@@ -251,7 +251,7 @@ def _compare_sources(
     new: list[ClaimRef],
     pairs: list[ClaimPair],
     titles: dict[str, str],
-    diff: RunDiff,
+    diff: RunDiffRecord,
 ) -> None:
     old_sources, new_sources = _run_sources(old), _run_sources(new)
     matches = {p.old.code: p.new.code for p in pairs}
@@ -282,7 +282,7 @@ def _run_sources(claims: list[ClaimRef]) -> dict[str, set[str]]:
     return found
 
 
-def _rereview(pairs: list[ClaimPair], diff: RunDiff) -> list[ReReview]:
+def _rereview(pairs: list[ClaimPair], diff: RunDiffRecord) -> list[ReReview]:
     """Decisions of old-run claims whose evidence (or text) is not what was reviewed."""
     moved = {c.canonical_id: c for c in diff.sources_changed + diff.sources_gone}
     changed_text = {p.old.code for p in diff.text_changed}

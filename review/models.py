@@ -8,6 +8,7 @@ from uuid import uuid4
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
+from django.utils import timezone
 
 
 class AppendOnlyError(Exception):
@@ -46,6 +47,14 @@ class ReviewDecision(models.Model):
     prohibited_overstatements = models.JSONField(default=list, blank=True)
     claim_version = models.PositiveIntegerField(help_text="Claim version the reviewer saw.")
     reverification = models.JSONField(default=dict, blank=True)
+    carried_from = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="carried_to",
+        help_text="The earlier run's decision this one carries over (claim unchanged).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = AppendOnlyQuerySet.as_manager()
@@ -95,7 +104,7 @@ class Report(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(default=timezone.now, help_text="The document's date.")
 
     class Meta:
         ordering = ["run", "version"]
@@ -125,3 +134,27 @@ class Export(models.Model):
 
     def __str__(self) -> str:
         return f"{self.format} export of {self.report_id}"
+
+
+class RunDiff(models.Model):
+    """What changed since an earlier run of the plan, stored when a run reaches review.
+
+    ``data`` is a ``review.diff.RunDiffRecord`` (claims added / removed / changed, verdict
+    flips, evidence changed, sources new / gone / changed, decisions carried over and
+    claims that need review), parsed at this boundary by ``record``.
+    """
+
+    run = models.OneToOneField("research.Run", on_delete=models.CASCADE, related_name="diff")
+    against = models.ForeignKey(
+        "research.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    data = models.JSONField()
+    carried_over = models.PositiveIntegerField(default=0)
+    needs_review = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"diff of {self.run_id} against {self.against_id}"

@@ -18,4 +18,8 @@ report_urls = [
     path("reports/<uuid:code>/", views.show_report, name="review-show-report"),
     path("reports/<uuid:code>/export/<str:fmt>", views.export_report, name="review-export-report"),
 ]
-urlpatterns = run_report_urls + report_urls
+about_urls = [
+    path("about/", views.about, name="review-show-about"),
+    path("about/bundle-key.pem", views.download_public_key, name="review-download-public-key"),
+]
+urlpatterns = run_report_urls + report_urls + about_urls

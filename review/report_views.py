@@ -17,6 +17,7 @@ from review import services as review_services
 from review.diff import diff_runs as compute_diff
 from review.diff import previous_run
 from review.exports.markdown import APPENDIX_TITLES
+from review.signing import key_id, key_path, public_key_b64, public_key_pem, signing_public_key
 
 
 @require_GET
@@ -36,12 +37,12 @@ def list_reports(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
 def create_report(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
     run = get_run_for_user(request.user, code)
     try:
-        report = reports.check_build_report(request.user, run)
+        reports.check_request_report(request.user, run)
     except reports.ReportRefused as exc:
         messages.error(request, str(exc))
         return redirect("review-list-reports", code=run.code)
-    messages.success(request, f"Report version {report.version} built.")
-    return redirect(report)
+    messages.success(request, "Building the report: a worker writes it; this page shows progress.")
+    return redirect(run)
 
 
 @require_GET
@@ -100,3 +101,23 @@ def _against(request: AuthedHttpRequest, run: Run) -> Run | None:
     if other.plan_version.plan_id != run.plan_version.plan_id:
         raise Http404("Runs of different plans cannot be diffed")
     return other
+
+
+@require_GET
+def about(request: AuthedHttpRequest) -> HttpResponse:
+    """This instance: the public key that signs its report bundles, and how to check one."""
+    key = signing_public_key()
+    context = {
+        "public_key": public_key_b64(key),
+        "public_key_pem": public_key_pem(key),
+        "key_id": key_id(key),
+        "key_file": key_path().name,
+    }
+    return render(request, "review/about.html", context)
+
+
+@require_GET
+def download_public_key(request: AuthedHttpRequest) -> HttpResponse:
+    response = HttpResponse(public_key_pem(signing_public_key()), content_type="text/plain")
+    response["Content-Disposition"] = 'attachment; filename="evidence-bureau-bundle-key.pem"'
+    return response

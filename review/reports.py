@@ -1,20 +1,27 @@
 """Reports: build a version from approved capsules, re-check integrity, export every format.
 
-- ``do_build_report(run, user)``: refused while the review gate is closed; synthesizes
-  from ``review.services.approved_capsules(run)`` only, freezes the report document and
-  numbers the version per run.
+- ``check_request_report(user, run)``: the web's "Build report": moves the run to
+  ``synthesizing`` and queues the stage (``research.stages.synthesize``) that a worker
+  runs; nothing is built inside the request.
+- ``load_report_inputs(run)`` → ``synthesize`` (pure) → ``do_save_report(...)``: the
+  stage's load, step and save. ``do_build_report(run, user)`` chains them in one call
+  (the ``runplan`` command, tests, benchmarks).
 - ``integrity_problems(report)``: re-checks, from the database, every quote at its
-  offsets, every snapshot and passage hash, every claim's text and fingerprint, and that
-  every reported claim is still approved. Each problem names the claim.
-- ``do_export_report(report, fmt, user)``: refused (``ExportRefused``) on any integrity
-  problem, or if a withheld text (an excluded claim's, or a candidate's that mining set
-  aside) would appear in the output.
+  offsets, every snapshot and passage hash, every evidence link (by its own id), every
+  claim's text and fingerprint, and that every reported claim is still approved. Each
+  problem names the claim.
+- ``render_checked(report, fmt)`` / ``do_export_report(report, fmt, user)``: refused
+  (``ExportRefused``) on any integrity problem, or if any variant of a withheld text (an
+  excluded claim's, or a candidate's that mining set aside) would appear in the output.
 """
 
 from __future__ import annotations
 
 import hashlib
+import html as htmllib
 import io
+import json
+import re
 import zipfile
 from dataclasses import dataclass
 from typing import Any
@@ -26,14 +33,7 @@ from django.db.models import Max
 from django.http import Http404
 from django.utils import timezone
 
-from ledger.models import (
-    Claim,
-    EvidenceLink,
-    Relation,
-    ReviewState,
-    Snapshot,
-    Verdict,
-)
+from ledger.models import Claim, EvidenceLink, ReviewState, Snapshot, Verdict
 from research.models import Plan, Run
 from research.pipeline.synthesize import Capsule, CapsuleEvidence, Synthesis, synthesize
 from research.providers.llm import LLMClient
@@ -41,8 +41,11 @@ from review import services as review_services
 from review.diff import diff_runs, previous_run
 from review.exports import bundle, citations
 from review.exports.document import (
+    CitedQuote,
+    DocumentInputs,
     build_document,
-    find_withheld,
+    cited_quotes,
+    leak_matcher,
     set_aside_candidates,
     sha256_text,
     withheld_texts,
@@ -50,7 +53,14 @@ from review.exports.document import (
 from review.exports.html import render_html
 from review.exports.markdown import render_markdown
 from review.exports.pdf import render_pdf
+from review.exports.records import (
+    ClaimRow,
+    EvidenceRow,
+    ReportDocument,
+    UnsupportedDocument,
+)
 from review.models import Export, Report, ReviewDecision
+from review.signing import instance_private_key
 
 FORMATS: dict[str, tuple[str, str]] = {
     "md": ("text/markdown; charset=utf-8", "md"),
@@ -101,7 +111,68 @@ def run_reports(run: Run) -> list[Report]:
     return list(Report.objects.filter(run=run).order_by("-version"))
 
 
-# --- building -------------------------------------------------------------------------
+class ReportNotFound(Exception):
+    """No report or user by that name (the command line); the message says which."""
+
+
+def find_report(code: str, version: int | None = None) -> Report:
+    """A report by its code, or a run's report (latest, or ``version``) by the run's code."""
+    try:
+        uuid = UUID(code)
+    except ValueError as exc:
+        raise ReportNotFound(f"{code!r} is not a report or run code (a UUID)") from exc
+    report = Report.objects.filter(code=uuid).first()
+    if report is not None:
+        if version is not None and report.version != version:
+            raise ReportNotFound(f"report {code} is version {report.version}, not {version}")
+        return report
+    found = Report.objects.filter(run__code=uuid).order_by("-version")
+    report = (found.filter(version=version) if version is not None else found).first()
+    if report is None:
+        what = f"version {version}" if version is not None else "report"
+        raise ReportNotFound(f"no report {code} and no {what} of a run {code}")
+    return report
+
+
+def find_user(username: str) -> Any:
+    from django.contrib.auth import get_user_model
+
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise ReportNotFound(f"no user {username!r}")
+    return user
+
+
+# --- requesting (the web) ---------------------------------------------------------------
+
+
+def check_request_report(user: Any, run: Run, *, enqueue: bool = True) -> Run:
+    """Queue the synthesizing stage for a reviewed run; refused while the gate is closed."""
+    from research.services.runs import RunRefused, do_start_synthesis
+
+    if not can_build_report(user, run.plan_version.plan):
+        raise PermissionDenied("Only the plan's owner or its reviewers build reports.")
+    gate = review_services.gate_status(run)
+    if not gate.open:
+        raise ReportRefused(f"The review gate is closed: {gate.reason}")
+    try:
+        return do_start_synthesis(run, user, enqueue=enqueue)
+    except RunRefused as exc:
+        raise ReportRefused(str(exc)) from exc
+
+
+# --- building ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReportInputs:
+    """What synthesis may read (approved capsules only) and what the document needs."""
+
+    claims: dict[str, Claim]  # approved claims by code, in review order
+    quotes: dict[str, list[CitedQuote]]  # their cited quotes
+
+    def capsules(self) -> list[Capsule]:
+        return [to_capsule(self.claims[code], self.quotes[code]) for code in self.claims]
 
 
 def check_build_report(user: Any, run: Run) -> Report:
@@ -111,44 +182,41 @@ def check_build_report(user: Any, run: Run) -> Report:
 
 
 def do_build_report(run: Run, user: Any) -> Report:
-    """1. gate open; 2. load approved capsules; 3. evidence intact; 4. synthesize;
-    5. freeze the document and save the next version."""
+    """1. load (gate open, approved capsules, evidence intact); 2. synthesize; 3. save."""
+    inputs = load_report_inputs(run)
+    synthesis = synthesize(inputs.capsules(), llm=LLMClient.from_settings())
+    return do_save_report(prepare_report(run, user, synthesis, inputs))
+
+
+def load_report_inputs(run: Run) -> ReportInputs:
+    """The approved claims and their cited quotes; refused when the gate is closed, a
+    quote no longer matches, or no approved claim has a supporting quote."""
     gate = review_services.gate_status(run)
     if not gate.open:
         raise ReportRefused(f"The review gate is closed: {gate.reason}")
-    claims, links = approved_claims(run)
-    problems = [p for code, claim in claims.items() for p in _claim_problems(claim, links[code])]
+    claims = approved_claims(run)
+    quotes = {code: cited_quotes(claim.evidence.all()) for code, claim in claims.items()}
+    problems = [p for code, claim in claims.items() for p in _quote_problems(claim, quotes[code])]
     if problems:
         raise ReportRefused("Evidence changed since review: " + "; ".join(problems))
-    capsules = [to_capsule(claims[code], links[code]) for code in claims]
-    if not any(c.evidence for c in capsules):
+    if not any(quotes.values()):
         raise ReportRefused("No approved claim has a supporting quote to cite.")
-    synthesis = synthesize(capsules, llm=LLMClient.from_settings())
-    used = {code: claims[code] for code in synthesis.labels}
-    return _save_report(run, user, synthesis, used, links)
+    return ReportInputs(claims=claims, quotes=quotes)
 
 
-def approved_claims(run: Run) -> tuple[dict[str, Claim], dict[str, list[EvidenceLink]]]:
-    """The run's approved claims (per review.services) and their supporting links."""
-    codes = [capsule.code for capsule in review_services.approved_capsules(run)]
+def approved_claims(run: Run) -> dict[str, Claim]:
+    """The run's approved claims (per review.services), in review order."""
+    codes = [str(capsule.code) for capsule in review_services.approved_capsules(run)]
     rows = (
         Claim.objects.filter(code__in=codes)
         .select_related("subquestion")
         .prefetch_related("evidence__passage", "evidence__snapshot__source")
     )
     by_code = {str(claim.code): claim for claim in rows}
-    claims = {str(code): by_code[str(code)] for code in codes if str(code) in by_code}
-    links = {code: supporting_links(claim) for code, claim in claims.items()}
-    return claims, links
+    return {code: by_code[code] for code in codes if code in by_code}
 
 
-def supporting_links(claim: Claim) -> list[EvidenceLink]:
-    """Only quotes that support the claim are cited (never background or contradicting)."""
-    found = [link for link in claim.evidence.all() if link.relation == Relation.SUPPORTS]
-    return sorted(found, key=lambda link: (-(link.score or 0.0), link.pk))
-
-
-def to_capsule(claim: Claim, links: list[EvidenceLink]) -> Capsule:
+def to_capsule(claim: Claim, quotes: list[CitedQuote]) -> Capsule:
     sub = claim.subquestion
     return Capsule(
         code=str(claim.code),
@@ -164,56 +232,67 @@ def to_capsule(claim: Claim, links: list[EvidenceLink]) -> Capsule:
         claim_type=claim.claim_type,
         evidence=tuple(
             CapsuleEvidence(
-                source_key=link.snapshot.source.canonical_id,
-                quote=link.quote,
-                quote_start=link.quote_start,
-                quote_end=link.quote_end,
-                snapshot_sha256=link.snapshot.text_sha256,
-                passage_fingerprint=link.passage_fingerprint,
+                source_key=quote.source.canonical_id,
+                quote=quote.quote,
+                quote_start=quote.quote_start,
+                quote_end=quote.quote_end,
+                snapshot_sha256=quote.snapshot.text_sha256,
+                passage_fingerprint=quote.links[0].passage_fingerprint,
             )
-            for link in links
+            for quote in quotes
         ),
     )
 
 
-def _save_report(
-    run: Run,
-    user: Any,
-    synthesis: Synthesis,
-    claims: dict[str, Claim],
-    links: dict[str, list[EvidenceLink]],
-) -> Report:
+def prepare_report(run: Run, user: Any, synthesis: Synthesis, inputs: ReportInputs) -> Report:
+    """The next report version, frozen but not saved yet (``render_checked`` works on it)."""
+    used = {code: inputs.claims[code] for code in synthesis.labels}
     decisions = list(review_services.run_decisions(run))
     earlier = previous_run(run)
     diff = diff_runs(earlier, run) if earlier is not None else None
-    with transaction.atomic():
-        Run.objects.select_for_update().get(pk=run.pk)  # serializes version numbers
-        version = (Report.objects.filter(run=run).aggregate(v=Max("version"))["v"] or 0) + 1
-        document = build_document(
+    version = (Report.objects.filter(run=run).aggregate(v=Max("version"))["v"] or 0) + 1
+    created_at = timezone.now()
+    document = build_document(
+        DocumentInputs(
             run=run,
             version=version,
             synthesis=synthesis,
-            claims=claims,
-            links=links,
-            excluded=excluded_claims(run, set(claims), decisions),
+            claims=used,
+            quotes=inputs.quotes,
+            excluded=excluded_claims(run, set(used), decisions),
             decisions=decisions,
             diff=diff,
             created_by=user.get_username() if user else "",
-            created_at=timezone.now(),
+            created_at=created_at,
             set_aside=set_aside_candidates(run),
+            withheld=withheld_texts(run, set(used)),
         )
-        markdown = render_markdown(document)
-        return Report.objects.create(
-            run=run,
-            version=version,
-            synthesizer=synthesis.synthesizer,
-            outline=document,
-            markdown=markdown,
-            content_hash=sha256_text(markdown),
-            claim_codes=list(synthesis.labels),
-            check_findings=[vars(f) for f in synthesis.findings],
-            created_by=user,
-        )
+    )
+    markdown = render_markdown(document)
+    return Report(
+        run=run,
+        version=version,
+        synthesizer=synthesis.synthesizer,
+        outline=document.to_json(),
+        markdown=markdown,
+        content_hash=sha256_text(markdown),
+        claim_codes=list(synthesis.labels),
+        check_findings=[vars(f) for f in synthesis.findings],
+        created_by=user,
+        created_at=created_at,
+    )
+
+
+def do_save_report(report: Report) -> Report:
+    """Save a prepared version; refused if another build took its number meanwhile."""
+    with transaction.atomic():
+        Run.objects.select_for_update().get(pk=report.run_id)  # serializes version numbers
+        if Report.objects.filter(run=report.run_id, version=report.version).exists():
+            raise ReportRefused(
+                f"Report version {report.version} was built meanwhile by another request."
+            )
+        report.save()
+    return report
 
 
 def excluded_claims(
@@ -254,72 +333,118 @@ def exclusion_reasons(claim: Claim, last: ReviewDecision | None) -> list[str]:
 # --- integrity --------------------------------------------------------------------------
 
 
-def _claim_problems(claim: Claim, links: list[EvidenceLink], label: str = "") -> list[str]:
-    name = f"claim {label + ' ' if label else ''}({claim.code}) “{claim.text[:80]}”"
+def _name(label: str, code: Any, text: str) -> str:
+    return f"claim {label + ' ' if label else ''}({code}) “{text[:80]}”"
+
+
+def _quote_problems(claim: Claim, quotes: list[CitedQuote], label: str = "") -> list[str]:
+    name = _name(label, claim.code, claim.text)
     problems = []
-    for link in links:
-        snapshot, passage = link.snapshot, link.passage
-        if sha256_text(snapshot.text) != snapshot.text_sha256:
-            problems.append(f"{name}: snapshot {snapshot.text_sha256[:12]} text was altered")
-        if snapshot.text[link.quote_start : link.quote_end] != link.quote:
-            problems.append(
-                f"{name}: quote no longer matches snapshot {snapshot.text_sha256[:12]} "
-                f"at [{link.quote_start}:{link.quote_end}]"
-            )
-        if (
-            snapshot.text[passage.start : passage.end] != passage.text
-            or link.passage_fingerprint != passage.fingerprint
-        ):
-            problems.append(f"{name}: passage fingerprint changed")
+    for quote in quotes:
+        snapshot = quote.snapshot
+        problems += _snapshot_problems(
+            name, snapshot, quote.quote, quote.quote_start, quote.quote_end
+        )
+        for link in quote.links:
+            problems += _passage_problems(name, link)
     return problems
+
+
+def _snapshot_problems(
+    name: str, snapshot: Snapshot, quote: str, start: int, end: int
+) -> list[str]:
+    problems = []
+    if sha256_text(snapshot.text) != snapshot.text_sha256:
+        problems.append(f"{name}: snapshot {snapshot.text_sha256[:12]} text was altered")
+    if snapshot.text[start:end] != quote:
+        problems.append(
+            f"{name}: quote no longer matches snapshot {snapshot.text_sha256[:12]} "
+            f"at [{start}:{end}]"
+        )
+    return problems
+
+
+def _passage_problems(name: str, link: EvidenceLink) -> list[str]:
+    passage = link.passage
+    text = link.snapshot.text
+    if (
+        text[passage.start : passage.end] != passage.text
+        or link.passage_fingerprint != passage.fingerprint
+    ):
+        span = f"{passage.kind} [{passage.start}:{passage.end}]"
+        return [f"{name}: passage fingerprint changed ({span})"]
+    return []
+
+
+def report_document(report: Report) -> ReportDocument:
+    """The frozen document of a report version (parsed at the JSON boundary)."""
+    return ReportDocument.from_json(report.outline)
 
 
 def integrity_problems(report: Report) -> list[str]:
     """Re-check the frozen report against the ledger as it is now."""
-    document = report.outline
+    try:
+        document = report_document(report)
+    except UnsupportedDocument as exc:
+        return [str(exc)]
     problems = []
     if sha256_text(report.markdown) != report.content_hash:
         problems.append("the report text no longer matches its content hash")
     approved = {str(c.code) for c in review_services.approved_capsules(report.run)}
-    rows = Claim.objects.filter(code__in=[c["code"] for c in document["claims"]])
+    rows = Claim.objects.filter(code__in=[c.code for c in document.claims])
     current = {
         str(c.code): c for c in rows.prefetch_related("evidence__passage", "evidence__snapshot")
     }
-    for frozen in document["claims"]:
-        problems += _frozen_claim_problems(frozen, current.get(frozen["code"]), approved, document)
+    for frozen in document.claims:
+        evidence = [row for row in document.appendix_b if row.claim_code == frozen.code]
+        problems += _frozen_claim_problems(frozen, current.get(frozen.code), approved, evidence)
     return problems
 
 
 def _frozen_claim_problems(
-    frozen: dict[str, Any], claim: Claim | None, approved: set[str], document: dict[str, Any]
+    frozen: ClaimRow, claim: Claim | None, approved: set[str], evidence: list[EvidenceRow]
 ) -> list[str]:
-    name = f"claim {frozen['label']} ({frozen['code']}) “{frozen['text'][:80]}”"
+    name = _name(frozen.label, frozen.code, frozen.text)
     if claim is None:
         return [f"{name}: no longer in the ledger"]
     problems = []
-    if claim.text != frozen["text"] or claim.fingerprint != frozen["fingerprint"]:
+    if claim.text != frozen.text or claim.fingerprint != frozen.fingerprint:
         problems.append(f"{name}: text or fingerprint changed since the report was built")
-    if frozen["code"] not in approved:
+    if frozen.code not in approved:
         problems.append(f"{name}: no longer approved")
-    links = {
-        (str(ln.snapshot.code), ln.quote_start, ln.quote_end): ln for ln in claim.evidence.all()
-    }
-    for row in document["appendix_b"]:
-        if row["claim_code"] != frozen["code"]:
+    links = {link.pk: link for link in claim.evidence.all()}
+    for row in evidence:
+        found = [links.get(p.link_id) for p in row.passages]
+        moved = [
+            p.link_id
+            for p, link in zip(row.passages, found, strict=True)
+            if link is None or _link_moved(link, row, p.passage_fingerprint)
+        ]
+        if moved:
+            problems.append(
+                f"{name}: evidence {row.label} changed in the ledger (link "
+                + ", ".join(str(pk) for pk in moved)
+                + ")"
+            )
             continue
-        link = links.get((row["snapshot_code"], row["quote_start"], row["quote_end"]))
-        if link is None or _link_moved(link, row):
-            problems.append(f"{name}: evidence {row['label']} changed in the ledger")
-            continue
-        problems += _claim_problems(claim, [link], frozen["label"])
+        link = found[0]
+        assert link is not None
+        problems += _snapshot_problems(
+            name, link.snapshot, row.quote, row.quote_start, row.quote_end
+        )
+        for current in found:
+            assert current is not None
+            problems += _passage_problems(name, current)
     return problems
 
 
-def _link_moved(link: EvidenceLink, row: dict[str, Any]) -> bool:
+def _link_moved(link: EvidenceLink, row: EvidenceRow, passage_fingerprint: str) -> bool:
     return bool(
-        link.quote != row["quote"]
-        or link.snapshot.text_sha256 != row["snapshot_sha256"]
-        or link.passage_fingerprint != row["passage_fingerprint"]
+        link.quote != row.quote
+        or link.quote_start != row.quote_start
+        or link.quote_end != row.quote_end
+        or link.snapshot.text_sha256 != row.snapshot_sha256
+        or link.passage_fingerprint != passage_fingerprint
     )
 
 
@@ -327,125 +452,160 @@ def _link_moved(link: EvidenceLink, row: dict[str, Any]) -> bool:
 
 
 def do_export_report(report: Report, fmt: str, user: Any) -> ExportFile:
-    """Render one format after re-checking integrity; record the export."""
+    """Render one format after re-checking integrity and scanning it; record the export."""
+    export = render_checked(report, fmt)
+    Export.objects.create(
+        report=report,
+        format=fmt,
+        content_hash=hashlib.sha256(export.data).hexdigest(),
+        size=len(export.data),
+        created_by=user,
+    )
+    return export
+
+
+def render_checked(report: Report, fmt: str) -> ExportFile:
+    """One format's bytes, refused on any integrity problem or withheld-text leak."""
     if fmt not in FORMATS:
         raise Http404("No such export format")
     problems = integrity_problems(report)
     if problems:
         raise ExportRefused(problems)
-    document = report.outline
-    data = render_format(report, fmt)
-    withheld = withheld_texts(report.run, set(report.claim_codes))
-    leaked = find_withheld(_searchable(report, fmt, data), withheld, document)
-    if leaked is not None:
-        raise ExportRefused(
-            [f"the text of an excluded claim or candidate would appear in the {fmt} export"]
-        )
-    Export.objects.create(
-        report=report,
-        format=fmt,
-        content_hash=hashlib.sha256(data).hexdigest(),
-        size=len(data),
-        created_by=user,
-    )
+    document = report_document(report)
+    data = render_format(report, document, fmt)
+    matcher = leak_matcher(document, withheld_texts(report.run, set(report.claim_codes)))
+    for where, text in searchable(document, fmt, data):
+        if matcher.first_leak(text) is not None:
+            raise ExportRefused(
+                [
+                    f"the text of an excluded claim or candidate would appear in the {fmt} "
+                    f"export ({where})"
+                ]
+            )
     content_type, ext = FORMATS[fmt]
     filename = f"report-{report.run.code}-v{report.version}.{ext}"
     return ExportFile(fmt=fmt, filename=filename, content_type=content_type, data=data)
 
 
-def render_format(report: Report, fmt: str) -> bytes:
-    document = report.outline
+def render_format(report: Report, document: ReportDocument, fmt: str) -> bytes:
     if fmt == "md":
         return report.markdown.encode()
     if fmt == "html":
         return render_html(document).encode()
     if fmt == "pdf":
-        return render_pdf(render_html(document))
+        return render_pdf(render_html(document), dated=report.created_at)
     if fmt == "bib":
-        return citations.bibtex(document["bibliography"]).encode()
+        return citations.bibtex(document.bibliography).encode()
     if fmt == "csl":
-        return citations.csl_json(document["bibliography"]).encode()
-    return _bundle(report)
+        return citations.csl_json(document.bibliography).encode()
+    return _bundle(report, document)
 
 
-def _searchable(report: Report, fmt: str, data: bytes) -> str:
-    """The text an export shows, for the withheld-text scan (snapshot texts excepted).
+# --- the withheld-text scan -------------------------------------------------------------
 
-    A PDF is Chromium's print of the HTML export, so its HTML source is scanned: the same
-    words, without pypdf's text extraction (9 s for a 78-page report on this machine).
+_TAG = re.compile(r"<[^>]*>")
+
+
+def visible_html(markup: str) -> str:
+    """The words an HTML page shows: tags dropped, entities decoded (``&#x27;`` → ``'``)."""
+    return htmllib.unescape(_TAG.sub(" ", markup))
+
+
+def json_strings(data: Any) -> list[str]:
+    """Every string (keys included) of a JSON value, unescaped."""
+    if isinstance(data, str):
+        return [data]
+    if isinstance(data, dict):
+        return [s for k, v in data.items() for s in (k, *json_strings(v))]
+    if isinstance(data, list):
+        return [s for item in data for s in json_strings(item)]
+    return []
+
+
+def searchable(document: ReportDocument, fmt: str, data: bytes) -> list[tuple[str, str]]:
+    """(where, text) pairs an export shows, for the withheld-text scan.
+
+    A PDF is Chromium's print of the HTML export, so its HTML is scanned (the same words,
+    without a PDF text extraction); HTML is scanned as its visible text, JSON as its
+    unescaped strings; a bundle member by member, except the snapshot texts (what the
+    sources say, needed to re-check quotes offline).
     """
     if fmt == "pdf":
-        return render_html(report.outline)
+        return [("pdf", visible_html(render_html(document)))]
     if fmt == "zip":
-        with zipfile.ZipFile(_bytes_io(data)) as archive:
-            return " ".join(
-                archive.read(n).decode("utf-8", "replace")
-                for n in archive.namelist()
-                if not n.startswith("snapshots/")
-            )
-    return data.decode("utf-8", "replace")
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            return [
+                (name, _member_text(name, archive.read(name)))
+                for name in archive.namelist()
+                if not name.startswith("snapshots/")
+            ]
+    text = data.decode("utf-8", "replace")
+    if fmt == "html":
+        return [("html", visible_html(text))]
+    if fmt == "csl":
+        return [("csl", "\n".join(json_strings(json.loads(text))))]
+    return [(fmt, text)]
 
 
-def _bytes_io(data: bytes) -> io.BytesIO:
-    return io.BytesIO(data)
+def _member_text(name: str, data: bytes) -> str:
+    text = data.decode("utf-8", "replace")
+    if name.endswith(".json"):
+        return "\n".join(json_strings(json.loads(text)))
+    if name.endswith(".html"):
+        return visible_html(text)
+    return text
 
 
-def _bundle(report: Report) -> bytes:
-    document = report.outline
+# --- the bundle -------------------------------------------------------------------------
+
+
+def _bundle(report: Report, document: ReportDocument) -> bytes:
     run = report.run
     plan_version = run.plan_version
+    files = {
+        "report/report.md": report.markdown.encode(),
+        "report/report.html": render_html(document).encode(),
+        "report/report.json": bundle.to_json(document.to_json()),
+        "plan_version.json": bundle.to_json(
+            {
+                "plan_code": str(plan_version.plan.code),
+                "question": plan_version.plan.question,
+                "number": plan_version.number,
+                "content": plan_version.content,
+                "content_hash": plan_version.content_hash,
+            }
+        ),
+        "run.json": bundle.to_json(
+            {
+                "code": str(run.code),
+                "config": run.config,
+                "config_hash": run.config_hash,
+                "budgets": run.budgets,
+                "stages": [s.model_dump(mode="json") for s in document.appendix_d.stages],
+            }
+        ),
+        "claims.json": bundle.to_json(bundle.bundle_claims(document).model_dump(mode="json")),
+        "evidence.json": bundle.to_json([r.model_dump(mode="json") for r in document.appendix_b]),
+        "decisions.json": bundle.to_json([r.model_dump(mode="json") for r in document.appendix_c]),
+        "sources.bib": citations.bibtex(document.bibliography).encode(),
+        "sources.csl.json": citations.csl_json(document.bibliography).encode(),
+    }
     return bundle.build_bundle(
-        document=document,
+        files=files,
+        snapshots=_bundle_snapshots(document),
         report={
             "code": str(report.code),
             "version": report.version,
-            "title": document["header"]["title"],
+            "title": document.header.title,
             "content_hash": report.content_hash,
             "synthesizer": report.synthesizer,
         },
-        markdown=report.markdown,
-        html=render_html(document),
-        plan_version={
-            "plan_code": str(plan_version.plan.code),
-            "question": plan_version.plan.question,
-            "number": plan_version.number,
-            "content": plan_version.content,
-            "content_hash": plan_version.content_hash,
-        },
-        run={
-            "code": str(run.code),
-            "config": run.config,
-            "config_hash": run.config_hash,
-            "budgets": run.budgets,
-            "state": run.state,
-            "stages": document["appendix_d"]["stages"],
-        },
-        claims=_bundle_claims(report),
-        snapshots=_bundle_snapshots(document),
-        bibtex=citations.bibtex(document["bibliography"]),
-        csl=citations.csl_json(document["bibliography"]),
+        key=instance_private_key(),
     )
 
 
-def _bundle_claims(report: Report) -> dict[str, Any]:
-    document = report.outline
-    decisions: dict[str, list[dict[str, Any]]] = {}
-    for row in document["appendix_c"]:
-        decisions.setdefault(row["claim_code"], []).append(row)
-    approved = []
-    for claim in document["claims"]:
-        history = decisions.get(claim["code"], [])
-        last = history[-1]["action"] if history else ""
-        approved.append(claim | {"decisions": history, "last_action": last})
-    return {
-        "approved": approved,
-        "excluded": document["appendix_a"],
-        "set_aside_at_mining": document.get("appendix_a_set_aside", []),
-    }
-
-
-def _bundle_snapshots(document: dict[str, Any]) -> list[dict[str, Any]]:
-    codes = sorted({row["snapshot_code"] for row in document["appendix_b"]})
+def _bundle_snapshots(document: ReportDocument) -> list[dict[str, Any]]:
+    codes = sorted({row.snapshot_code for row in document.appendix_b})
     rows = Snapshot.objects.filter(code__in=codes).select_related("source").order_by("code")
     return [
         {

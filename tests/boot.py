@@ -7,9 +7,15 @@ subprocesses pass CHANNEL_LAYER="" to those processes to get the real Postgres l
 from __future__ import annotations
 
 import os
+import tempfile
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("CHANNEL_LAYER", "memory")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# A signing key of this test session (created on first use), never the developer's own;
+# daphne and workers started by tests inherit it.
+os.environ.setdefault(
+    "BUNDLE_SIGNING_KEY", os.path.join(tempfile.mkdtemp(prefix="eb-test-key-"), "bundle.pem")
+)

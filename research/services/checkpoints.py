@@ -51,6 +51,27 @@ def do_skip_checkpoint(run: Run, stage: str, round_no: int, why: str) -> None:
     )
 
 
+def do_reset_checkpoint(run: Run, stage: str, round_no: int, cursor: dict[str, Any]) -> None:
+    """A stage asked to run afresh (a new report version): pending, empty, with ``cursor``."""
+    StageCheckpoint.objects.update_or_create(
+        run=run,
+        stage=stage,
+        round=round_no,
+        defaults={
+            "status": StageStatus.PENDING,
+            "attempts": 0,
+            "done": 0,
+            "total": 0,
+            "counters": {},
+            "notes": {},
+            "cursor": cursor,
+            "error": "",
+            "started_at": None,
+            "finished_at": None,
+        },
+    )
+
+
 def do_save_cursor(
     cp: StageCheckpoint, cursor: dict[str, Any], done: int | None, total: int | None
 ) -> None:

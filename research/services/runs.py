@@ -21,6 +21,7 @@ from research.pipeline.records import PlanContent, parse_plan, run_blockers
 from research.progress import publish_run_progress
 from research.queue import schedule_step
 from research.roles import can_edit_plans
+from research.services.checkpoints import do_reset_checkpoint
 from research.services.plans import PlanConflict, PlanInvalid
 
 if TYPE_CHECKING:
@@ -157,6 +158,30 @@ def do_request_cancel(user: Any, run: Run) -> Run:
             fields += ["state", "stop_reason", "finished_at"]
         locked.save(update_fields=fields)
         publish_run_progress(locked.code)
+    return locked
+
+
+def do_start_synthesis(run: Run, user: Any, *, enqueue: bool = True) -> Run:
+    """Move a reviewed run (or a done one, for a new report version) to ``synthesizing``
+    and queue the stage a worker runs; who asked is kept in the stage's cursor.
+
+    The caller checks the review gate (``review.reports.check_request_report``).
+    """
+    with transaction.atomic():
+        locked = Run.objects.select_for_update().get(pk=run.pk)
+        if locked.state not in (RunState.AWAITING_REVIEW, RunState.DONE):
+            raise RunRefused(
+                "A report can be built once the run awaits review; it is "
+                f"{locked.get_state_display().lower()}."
+            )
+        locked.transition(RunState.SYNTHESIZING)
+        round_no = int(locked.counters.get("round", 0))
+        cursor = {"requested_by": user.pk if user else None}
+        do_reset_checkpoint(locked, RunState.SYNTHESIZING, round_no, cursor)
+        publish_run_progress(locked.code)
+        if enqueue:
+            schedule_step(locked)
+    run.state = locked.state
     return locked
 
 

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from ledger.models import Snapshot, Source
+from review.exports.records import BibEntry, SnapshotRef
 
 BIBTEX_TYPES = {"paper": "article", "preprint": "misc", "dataset": "misc"}
 CSL_TYPES = {
@@ -20,9 +21,9 @@ CSL_TYPES = {
 }
 
 
-def bibliography_entry(number: int, source: Source, snapshots: list[Snapshot]) -> dict[str, Any]:
+def bibliography_entry(number: int, source: Source, snapshots: list[Snapshot]) -> BibEntry:
     """One reference, with the snapshots a report's quotes came from."""
-    return {
+    fields: dict[str, Any] = {
         "number": number,
         "key": f"src{number}",
         "canonical_id": source.canonical_id,
@@ -35,9 +36,11 @@ def bibliography_entry(number: int, source: Source, snapshots: list[Snapshot]) -
         "source_type": source.source_type,
         "published_date": source.published_date.isoformat() if source.published_date else "",
         "snapshots": [
-            {"sha256": s.text_sha256, "fetched_at": s.fetched_at.isoformat()} for s in snapshots
+            SnapshotRef(sha256=s.text_sha256, fetched_at=s.fetched_at.isoformat())
+            for s in snapshots
         ],
     }
+    return BibEntry(**fields, reference=reference_text(**fields))
 
 
 def author_name(author: Any) -> str:
@@ -48,17 +51,26 @@ def author_name(author: Any) -> str:
     return str(author)
 
 
-def reference_text(entry: dict[str, Any]) -> str:
+def reference_text(
+    *,
+    authors: list[str],
+    title: str,
+    publisher: str,
+    published_date: str,
+    doi: str,
+    url: str,
+    canonical_id: str,
+    **_: Any,
+) -> str:
     """A plain one-line reference: authors. title. publisher, date. identifier."""
     parts = []
-    if entry["authors"]:
-        parts.append(", ".join(entry["authors"]))
-    parts.append(entry["title"])
-    venue = ", ".join(p for p in (entry["publisher"], entry["published_date"]) if p)
+    if authors:
+        parts.append(", ".join(authors))
+    parts.append(title)
+    venue = ", ".join(p for p in (publisher, published_date) if p)
     if venue:
         parts.append(venue)
-    ident = entry["doi"] and f"doi:{entry['doi']}" or entry["url"] or entry["canonical_id"]
-    parts.append(ident)
+    parts.append(doi and f"doi:{doi}" or url or canonical_id)
     return ". ".join(p.rstrip(".") for p in parts) + "."
 
 
@@ -96,60 +108,60 @@ def bibtex_escape(value: str, *, verbatim: bool = False) -> str:
     return value.translate(_BIBTEX_ESCAPES)
 
 
-def bibtex(entries: list[dict[str, Any]]) -> str:
+def bibtex(entries: list[BibEntry]) -> str:
     return "\n".join(_bibtex_entry(e) for e in entries)
 
 
-def _bibtex_entry(entry: dict[str, Any]) -> str:
-    kind = BIBTEX_TYPES.get(entry["source_type"], "misc")
-    fields: list[tuple[str, str]] = [("title", entry["title"])]
-    if entry["authors"]:
-        fields.append(("author", " and ".join(entry["authors"])))
-    if entry["published_date"]:
-        fields.append(("year", entry["published_date"][:4]))
-    if entry["publisher"]:
-        fields.append(("journal" if kind == "article" else "publisher", entry["publisher"]))
+def _bibtex_entry(entry: BibEntry) -> str:
+    kind = BIBTEX_TYPES.get(entry.source_type, "misc")
+    fields: list[tuple[str, str]] = [("title", entry.title)]
+    if entry.authors:
+        fields.append(("author", " and ".join(entry.authors)))
+    if entry.published_date:
+        fields.append(("year", entry.published_date[:4]))
+    if entry.publisher:
+        fields.append(("journal" if kind == "article" else "publisher", entry.publisher))
     for name in ("doi", "url"):
-        if entry[name]:
-            fields.append((name, entry[name]))
-    if entry["arxiv_id"]:
-        fields += [("eprint", entry["arxiv_id"]), ("archiveprefix", "arXiv")]
-    hashes = ", ".join(s["sha256"] for s in entry["snapshots"])
-    fields.append(("note", f"{entry['canonical_id']}; snapshot sha256 {hashes}"))
+        if getattr(entry, name):
+            fields.append((name, getattr(entry, name)))
+    if entry.arxiv_id:
+        fields += [("eprint", entry.arxiv_id), ("archiveprefix", "arXiv")]
+    hashes = ", ".join(s.sha256 for s in entry.snapshots)
+    fields.append(("note", f"{entry.canonical_id}; snapshot sha256 {hashes}"))
     body = ",\n".join(
         f"  {name} = {{{bibtex_escape(value, verbatim=name in _VERBATIM_FIELDS)}}}"
         for name, value in fields
     )
-    return f"@{kind}{{{entry['key']},\n{body}\n}}\n"
+    return f"@{kind}{{{entry.key},\n{body}\n}}\n"
 
 
 # --- CSL-JSON -------------------------------------------------------------------------
 
 
-def csl_json(entries: list[dict[str, Any]]) -> str:
+def csl_json(entries: list[BibEntry]) -> str:
     return json.dumps([_csl_item(e) for e in entries], indent=2, ensure_ascii=False) + "\n"
 
 
-def _csl_item(entry: dict[str, Any]) -> dict[str, Any]:
+def _csl_item(entry: BibEntry) -> dict[str, Any]:
     item: dict[str, Any] = {
-        "id": entry["key"],
-        "type": CSL_TYPES.get(entry["source_type"], "document"),
-        "title": entry["title"],
-        "citation-number": entry["number"],
-        "note": entry["canonical_id"],
+        "id": entry.key,
+        "type": CSL_TYPES.get(entry.source_type, "document"),
+        "title": entry.title,
+        "citation-number": entry.number,
+        "note": entry.canonical_id,
     }
-    if entry["authors"]:
-        item["author"] = [{"literal": name} for name in entry["authors"]]
-    if entry["published_date"]:
-        item["issued"] = {"date-parts": [_date_parts(entry["published_date"])]}
-    if entry["snapshots"]:
-        item["accessed"] = {"date-parts": [_date_parts(entry["snapshots"][0]["fetched_at"])]}
-    if entry["publisher"]:
-        item["publisher"] = entry["publisher"]
-    if entry["url"]:
-        item["URL"] = entry["url"]
-    if entry["doi"]:
-        item["DOI"] = entry["doi"]
+    if entry.authors:
+        item["author"] = [{"literal": name} for name in entry.authors]
+    if entry.published_date:
+        item["issued"] = {"date-parts": [_date_parts(entry.published_date)]}
+    if entry.snapshots:
+        item["accessed"] = {"date-parts": [_date_parts(entry.snapshots[0].fetched_at)]}
+    if entry.publisher:
+        item["publisher"] = entry.publisher
+    if entry.url:
+        item["URL"] = entry.url
+    if entry.doi:
+        item["DOI"] = entry.doi
     return item
 
 

@@ -1,37 +1,70 @@
-"""The frozen report document: one JSON-able dict every export format renders.
+"""Building the frozen report document (``review.exports.records.ReportDocument``).
 
 Built once, when a report version is created, from the synthesis output and the ledger
-as it stood; stored in ``Report.outline`` (key ``document``) so that every later export
-of that version says the same thing.
+as it stood; stored in ``Report.outline`` so that every later export of that version
+says the same thing.
+
+Evidence: a claim's supporting links are grouped by the span they quote (snapshot, quote
+start, quote end). A chunk passage and its parent section often quote the same span;
+they become one cited quote (one appendix B row) listing every link behind it, each by
+its own identity (the link id). Everything is ordered deterministically: the anchor
+sentence first, then by score, then by source and offsets.
 
 Excluded claims (rejected by a reviewer, unreviewed, failed, uncertain) appear only by
 label, code, status and reason; their text never enters the document. Neither does the
-text of a candidate the claim miner set aside (a question, a statement of aim or method,
-over the claim budget, …): appendix A lists those by label, subquestion, reason and
-source offsets. Free-text reasons are redacted against every withheld text, and exports
-scan their output for withheld texts once more before anything leaves the server
-(``find_withheld``).
+text of a candidate the claim miner set aside. Free-text reasons are redacted against
+every withheld text in any variant (``review.exports.withheld``), and exports scan
+their output once more before anything leaves the server.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.db.models import Q
 
-from ledger.models import Candidate, CandidateState, Claim, EvidenceLink, Snapshot, Source
+from ledger.models import (
+    Candidate,
+    CandidateState,
+    Claim,
+    EvidenceLink,
+    Relation,
+    Snapshot,
+    Source,
+)
 from research.models import Run
-from research.pipeline.synthesize import Synthesis
 from research.pipeline.text import content_words
-from review.diff import RunDiff
-from review.exports.citations import bibliography_entry, reference_text
+from research.pipeline.synthesize import Section, Synthesis
+from review.diff import RunDiffRecord
+from review.exports.citations import bibliography_entry
+from review.exports.records import (
+    AuditRow,
+    BibEntry,
+    CheckAppendix,
+    CheckFinding,
+    ClaimRow,
+    DiffAppendix,
+    EvidencePassage,
+    EvidenceRow,
+    ExcludedRow,
+    Header,
+    OutlineEntry,
+    PlanAppendix,
+    PlanQueryRow,
+    PlanSubquestionRow,
+    ReportDocument,
+    SectionRow,
+    SentenceRow,
+    SetAsideRow,
+    StageRow,
+)
+from review.exports.withheld import WithheldMatcher
 from review.models import Action, ReviewDecision
 
-FORMAT = "evidence-bureau-report/1"
-REDACTED = "[withheld claim text]"
 # A set-aside candidate with fewer content words states nothing (the miner's own "too
 # short to state a fact" threshold, MineConfig.min_content_words): its words may appear.
 MIN_WITHHELD_CONTENT_WORDS = 3
@@ -52,169 +85,238 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def build_document(
-    *,
-    run: Run,
-    version: int,
-    synthesis: Synthesis,
-    claims: dict[str, Claim],
-    links: dict[str, list[EvidenceLink]],
-    excluded: list[tuple[Claim, list[str]]],
-    decisions: list[ReviewDecision],
-    diff: RunDiff | None,
-    created_by: str,
-    created_at: datetime,
-    set_aside: Sequence[Candidate] = (),
-) -> dict[str, Any]:
-    """Assemble header, prose, claim register, references and appendices A–E.
+# --- cited quotes ---------------------------------------------------------------------
 
-    ``claims``/``links``: the approved capsules' claims and supporting links by code;
-    ``excluded``: every other claim of the run with the reasons it was left out;
-    ``set_aside``: the candidates mining dropped before verification (appendix A too).
+
+@dataclass(frozen=True)
+class CitedQuote:
+    """One span of one snapshot that supports a claim, with every link that quotes it."""
+
+    snapshot: Snapshot
+    quote: str
+    quote_start: int
+    quote_end: int
+    links: tuple[EvidenceLink, ...]
+
+    @property
+    def source(self) -> Source:
+        return self.snapshot.source
+
+    @property
+    def best_score(self) -> float:
+        return max((link.score or 0.0) for link in self.links)
+
+    @property
+    def is_anchor(self) -> bool:
+        return any(link.is_anchor for link in self.links)
+
+
+def _link_order(link: EvidenceLink) -> tuple[str, int, int, str, int]:
+    return (link.passage.kind, link.passage.start, link.passage.end, link.pool, link.pk)
+
+
+def cited_quotes(links: Iterable[EvidenceLink]) -> list[CitedQuote]:
+    """A claim's supporting links, one entry per quoted span, in a fixed order.
+
+    Only ``supports`` links are cited (never background or contradicting quotes). Order:
+    the anchor sentence's span first, then best score, then source, snapshot and offsets.
     """
-    withheld = withheld_texts(run, set(claims))
-    labels = synthesis.labels
-    evidence, by_source = _evidence_rows(synthesis, claims, links)
-    return {
-        "format": FORMAT,
-        "header": _header(run, version, synthesis, created_by, created_at),
-        "outline": [
-            {"key": s.key, "title": s.title, "claims": [labels[c] for c in s.claims]}
-            for s in synthesis.outline
+    spans: dict[tuple[int, int, int], list[EvidenceLink]] = {}
+    for link in links:
+        if link.relation == Relation.SUPPORTS:
+            spans.setdefault((link.snapshot_id, link.quote_start, link.quote_end), []).append(link)
+    quotes = [
+        CitedQuote(
+            snapshot=group[0].snapshot,
+            quote=group[0].quote,
+            quote_start=start,
+            quote_end=end,
+            links=tuple(sorted(group, key=_link_order)),
+        )
+        for (_, start, end), group in spans.items()
+    ]
+    return sorted(
+        quotes,
+        key=lambda q: (
+            not q.is_anchor,
+            -q.best_score,
+            q.source.canonical_id,
+            q.snapshot.text_sha256,
+            q.quote_start,
+            q.quote_end,
+        ),
+    )
+
+
+# --- the document ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DocumentInputs:
+    """Everything ``build_document`` reads, loaded by ``review.reports``."""
+
+    run: Run
+    version: int
+    synthesis: Synthesis
+    claims: dict[str, Claim]  # reported claims by code
+    quotes: dict[str, list[CitedQuote]]  # their cited quotes by claim code
+    excluded: list[tuple[Claim, list[str]]]  # every other claim, with its reasons
+    decisions: list[ReviewDecision]
+    diff: RunDiffRecord | None
+    created_by: str
+    created_at: datetime
+    set_aside: Sequence[Candidate] = ()
+    withheld: Sequence[str] = ()
+
+
+def build_document(inputs: DocumentInputs) -> ReportDocument:
+    """Assemble header, prose, claim register, references and appendices A–E."""
+    redactor = WithheldMatcher(inputs.withheld)
+    labels = inputs.synthesis.labels
+    evidence, by_source = _evidence_rows(inputs)
+    excluded = inputs.excluded
+    return ReportDocument(
+        header=_header(inputs),
+        outline=[
+            OutlineEntry(key=s.key, title=s.title, claims=[labels[c] for c in s.claims])
+            for s in inputs.synthesis.outline
         ],
-        "sections": [_section(s, labels) for s in synthesis.sections],
-        "claims": [_claim_row(claims[code], labels, evidence) for code in labels],
-        "bibliography": _bibliography(synthesis.sources, by_source),
-        "appendix_a": [_excluded_row(n, c, r, withheld) for n, (c, r) in enumerate(excluded, 1)],
-        "appendix_a_set_aside": [
-            _set_aside_row(n, c, withheld) for n, c in enumerate(set_aside, 1)
+        sections=[_section(s, labels) for s in inputs.synthesis.sections],
+        claims=[_claim_row(inputs.claims[code], labels, evidence) for code in labels],
+        bibliography=_bibliography(inputs.synthesis.sources, by_source),
+        appendix_a=[_excluded_row(n, c, r, redactor) for n, (c, r) in enumerate(excluded, 1)],
+        appendix_a_set_aside=[
+            _set_aside_row(n, c, redactor) for n, c in enumerate(inputs.set_aside, 1)
         ],
-        "appendix_b": evidence,
-        "appendix_c": _audit_log(decisions, labels, excluded, withheld),
-        "appendix_d": _plan_and_method(run, synthesis),
-        "appendix_e": _diff_appendix(diff, claims, withheld),
-        "check": {
-            "synthesizer": synthesis.synthesizer,
+        appendix_b=evidence,
+        appendix_c=_audit_log(inputs.decisions, labels, excluded, redactor),
+        appendix_d=_plan_and_method(inputs.run, inputs.synthesis),
+        appendix_e=_diff_appendix(inputs.diff, inputs.claims, redactor),
+        check=CheckAppendix(
+            synthesizer=inputs.synthesis.synthesizer,
             # Removed sentences stay in Report.check_findings, never in an export.
-            "findings": [
-                {"section": f.section, "action": f.action, "reason": f.reason}
-                for f in synthesis.findings
+            findings=[
+                CheckFinding(section=f.section, action=f.action, reason=redactor.redact(f.reason))
+                for f in inputs.synthesis.findings
             ],
-        },
-    }
+        ),
+    )
 
 
-def _header(
-    run: Run, version: int, synthesis: Synthesis, created_by: str, created_at: datetime
-) -> dict[str, Any]:
+def _header(inputs: DocumentInputs) -> Header:
+    run = inputs.run
     plan_version = run.plan_version
-    plan = plan_version.plan
-    return {
-        "title": plan.question,
-        "report_version": version,
-        "plan_code": str(plan.code),
-        "plan_version": plan_version.number,
-        "plan_version_hash": plan_version.content_hash,
-        "run_code": str(run.code),
-        "run_config_hash": run.config_hash,
-        "synthesizer": synthesis.synthesizer,
-        "created_by": created_by,
-        "created_at": created_at.isoformat(),
-    }
+    return Header(
+        title=plan_version.plan.question,
+        report_version=inputs.version,
+        plan_code=str(plan_version.plan.code),
+        plan_version=plan_version.number,
+        plan_version_hash=plan_version.content_hash,
+        run_code=str(run.code),
+        run_config_hash=run.config_hash,
+        synthesizer=inputs.synthesis.synthesizer,
+        created_by=inputs.created_by,
+        created_at=inputs.created_at.isoformat(),
+    )
 
 
-def _section(section: Any, labels: dict[str, str]) -> dict[str, Any]:
-    return {
-        "key": section.key,
-        "title": section.title,
-        "mode": section.mode,
-        "sentences": [
-            {
-                "text": s.text,
-                "claims": [labels[c] for c in s.claims],
-                "claim_codes": list(s.claims),
-                "citations": list(s.citations),
-            }
+def _section(section: Section, labels: dict[str, str]) -> SectionRow:
+    return SectionRow(
+        key=section.key,
+        title=section.title,
+        mode=section.mode,
+        sentences=[
+            SentenceRow(
+                text=s.text,
+                claims=[labels[c] for c in s.claims],
+                claim_codes=list(s.claims),
+                citations=list(s.citations),
+            )
             for s in section.sentences
         ],
-    }
+    )
 
 
 def _evidence_rows(
-    synthesis: Synthesis, claims: dict[str, Claim], links: dict[str, list[EvidenceLink]]
-) -> tuple[list[dict[str, Any]], dict[str, tuple[Source, list[Snapshot]]]]:
-    numbers = {key: n for n, key in enumerate(synthesis.sources, 1)}
-    rows: list[dict[str, Any]] = []
+    inputs: DocumentInputs,
+) -> tuple[list[EvidenceRow], dict[str, tuple[Source, list[Snapshot]]]]:
+    numbers = {key: n for n, key in enumerate(inputs.synthesis.sources, 1)}
+    rows: list[EvidenceRow] = []
     by_source: dict[str, tuple[Source, list[Snapshot]]] = {}
-    for code, label in synthesis.labels.items():
-        for link in links[code]:
-            snapshot, passage = link.snapshot, link.passage
-            source = snapshot.source
+    for code, label in inputs.synthesis.labels.items():
+        for quote in inputs.quotes[code]:
+            source, snapshot = quote.source, quote.snapshot
             seen = by_source.setdefault(source.canonical_id, (source, []))[1]
             if snapshot not in seen:
                 seen.append(snapshot)
             rows.append(
-                {
-                    "label": f"E{len(rows) + 1}",
-                    "claim": label,
-                    "claim_code": code,
-                    "claim_fingerprint": claims[code].fingerprint,
-                    "quote": link.quote,
-                    "quote_start": link.quote_start,
-                    "quote_end": link.quote_end,
-                    "relation": link.relation,
-                    "source": numbers[source.canonical_id],
-                    "canonical_id": source.canonical_id,
-                    "published_date": _iso(source.published_date),
-                    "snapshot_code": str(snapshot.code),
-                    "snapshot_sha256": snapshot.text_sha256,
-                    "fetched_at": snapshot.fetched_at.isoformat(),
-                    "passage_start": passage.start,
-                    "passage_end": passage.end,
-                    "passage_fingerprint": link.passage_fingerprint,
-                    "passage_sha256": sha256_text(passage.text),
-                }
+                EvidenceRow(
+                    label=f"E{len(rows) + 1}",
+                    claim=label,
+                    claim_code=code,
+                    claim_fingerprint=inputs.claims[code].fingerprint,
+                    quote=quote.quote,
+                    quote_start=quote.quote_start,
+                    quote_end=quote.quote_end,
+                    relation=Relation.SUPPORTS,
+                    source=numbers[source.canonical_id],
+                    canonical_id=source.canonical_id,
+                    published_date=_iso(source.published_date),
+                    snapshot_code=str(snapshot.code),
+                    snapshot_sha256=snapshot.text_sha256,
+                    fetched_at=snapshot.fetched_at.isoformat(),
+                    passages=[_evidence_passage(link) for link in quote.links],
+                )
             )
     return rows, by_source
+
+
+def _evidence_passage(link: EvidenceLink) -> EvidencePassage:
+    passage = link.passage
+    return EvidencePassage(
+        link_id=link.pk,
+        pool=link.pool,
+        kind=passage.kind,
+        passage_start=passage.start,
+        passage_end=passage.end,
+        passage_fingerprint=link.passage_fingerprint,
+        passage_sha256=sha256_text(passage.text),
+    )
 
 
 def _iso(value: Any) -> str:
     return value.isoformat() if value else ""
 
 
-def _claim_row(
-    claim: Claim, labels: dict[str, str], evidence: list[dict[str, Any]]
-) -> dict[str, Any]:
+def _claim_row(claim: Claim, labels: dict[str, str], evidence: list[EvidenceRow]) -> ClaimRow:
     code = str(claim.code)
-    return {
-        "label": labels[code],
-        "code": code,
-        "text": claim.text,
-        "fingerprint": claim.fingerprint,
-        "status": claim.status,
-        "review_state": claim.review_state,
-        "claim_type": claim.claim_type,
-        "subquestion": claim.subquestion.key if claim.subquestion else "",
-        "allowed_scope": claim.allowed_scope,
-        "limitations": claim.limitations,
-        "confidence": claim.confidence,
-        "evidence": [row["label"] for row in evidence if row["claim_code"] == code],
-    }
+    return ClaimRow(
+        label=labels[code],
+        code=code,
+        text=claim.text,
+        fingerprint=claim.fingerprint,
+        status=claim.status,
+        review_state=claim.review_state,
+        claim_type=claim.claim_type,
+        subquestion=claim.subquestion.key if claim.subquestion else "",
+        allowed_scope=claim.allowed_scope,
+        limitations=claim.limitations,
+        confidence=claim.confidence,
+        evidence=[row.label for row in evidence if row.claim_code == code],
+    )
 
 
 def _bibliography(
     order: list[str], by_source: dict[str, tuple[Source, list[Snapshot]]]
-) -> list[dict[str, Any]]:
+) -> list[BibEntry]:
     entries = []
     for number, key in enumerate(order, 1):
         source, snapshots = by_source[key]
-        entry = bibliography_entry(number, source, snapshots)
-        entry["reference"] = reference_text(entry)
-        entries.append(entry)
+        entries.append(bibliography_entry(number, source, snapshots))
     return entries
 
 
-# --- appendices -----------------------------------------------------------------------
+# --- withheld texts -------------------------------------------------------------------
 
 
 def withheld_texts(run: Run, approved_codes: set[str]) -> list[str]:
@@ -262,106 +364,122 @@ def set_aside_candidates(run: Run) -> list[Candidate]:
     )
 
 
-def redact(text: str, withheld: list[str]) -> str:
-    lowered = text.lower()
-    for secret in withheld:
-        start = lowered.find(secret.lower())
-        while start != -1:
-            text = text[:start] + REDACTED + text[start + len(secret) :]
-            lowered = text.lower()
-            start = lowered.find(secret.lower(), start + len(REDACTED))
-    return text
+def leak_matcher(document: ReportDocument, withheld: Iterable[str]) -> WithheldMatcher:
+    """The last scan before an export leaves: withheld wording outside approved words."""
+    return WithheldMatcher(withheld, allowed=document.approved_strings())
+
+
+# --- appendices -----------------------------------------------------------------------
 
 
 def _excluded_row(
-    number: int, claim: Claim, reasons: list[str], withheld: list[str]
-) -> dict[str, Any]:
-    return {
-        "label": f"X{number}",
-        "code": str(claim.code),
-        "fingerprint": claim.fingerprint,
-        "subquestion": claim.subquestion.key if claim.subquestion else "",
-        "status": claim.status,
-        "review_state": claim.review_state,
-        "disposition": claim.disposition,
-        "reasons": [redact(r, withheld) for r in reasons],
-    }
+    number: int, claim: Claim, reasons: list[str], redactor: WithheldMatcher
+) -> ExcludedRow:
+    return ExcludedRow(
+        label=f"X{number}",
+        code=str(claim.code),
+        fingerprint=claim.fingerprint,
+        subquestion=claim.subquestion.key if claim.subquestion else "",
+        status=claim.status,
+        review_state=claim.review_state,
+        disposition=claim.disposition,
+        reasons=[redactor.redact(r) for r in reasons],
+    )
 
 
-def _set_aside_row(number: int, candidate: Candidate, withheld: list[str]) -> dict[str, Any]:
+def _set_aside_row(number: int, candidate: Candidate, redactor: WithheldMatcher) -> SetAsideRow:
     """A candidate set aside at mining: where it came from and why, never its wording."""
     snapshot = candidate.snapshot
-    reason = candidate.reason
-    return {
-        "label": f"M{number}",
-        "fingerprint": candidate.fingerprint,
-        "subquestion": candidate.subquestion.key if candidate.subquestion else "",
-        "claim_type": candidate.claim_type,
-        "reason": redact(reason, withheld),
-        "canonical_id": redact(snapshot.source.canonical_id, withheld) if snapshot else "",
-        "snapshot_sha256": snapshot.text_sha256 if snapshot else "",
-        "quote_start": candidate.quote_start,
-        "quote_end": candidate.quote_end,
-    }
+    return SetAsideRow(
+        label=f"M{number}",
+        fingerprint=candidate.fingerprint,
+        subquestion=candidate.subquestion.key if candidate.subquestion else "",
+        claim_type=candidate.claim_type,
+        reason=redactor.redact(candidate.reason),
+        canonical_id=redactor.redact(snapshot.source.canonical_id) if snapshot else "",
+        snapshot_sha256=snapshot.text_sha256 if snapshot else "",
+        quote_start=candidate.quote_start,
+        quote_end=candidate.quote_end,
+    )
 
 
 def _audit_log(
     decisions: list[ReviewDecision],
     labels: dict[str, str],
     excluded: list[tuple[Claim, list[str]]],
-    withheld: list[str],
-) -> list[dict[str, Any]]:
+    redactor: WithheldMatcher,
+) -> list[AuditRow]:
     x_labels = {str(c.code): f"X{n}" for n, (c, _) in enumerate(excluded, 1)}
     rows = []
     for decision in decisions:
         code = str(decision.claim.code)
+        carried = getattr(decision, "carried_from", None)
         rows.append(
-            {
-                "at": decision.created_at.isoformat(),
-                "reviewer": decision.reviewer.get_username(),
-                "action": decision.action,
-                "claim": labels.get(code) or x_labels.get(code, "?"),
-                "claim_code": code,
-                "claim_version": decision.claim_version,
-                "reason_code": decision.reason_code,
-                "reason": redact(decision.reason, withheld),
-                "text_changed": decision.action == Action.NARROW,
-                "text_after_sha256": sha256_text(decision.text_after),
-            }
+            AuditRow(
+                at=decision.created_at.isoformat(),
+                reviewer=decision.reviewer.get_username(),
+                action=decision.action,
+                claim=labels.get(code) or x_labels.get(code, "?"),
+                claim_code=code,
+                claim_version=decision.claim_version,
+                reason_code=decision.reason_code,
+                reason=redactor.redact(decision.reason),
+                text_changed=decision.action == Action.NARROW,
+                text_after_sha256=sha256_text(decision.text_after),
+                carried_from=str(carried.code) if carried is not None else "",
+            )
         )
     return rows
 
 
-def _plan_and_method(run: Run, synthesis: Synthesis) -> dict[str, Any]:
+def _plan_and_method(run: Run, synthesis: Synthesis) -> PlanAppendix:
     plan_version = run.plan_version
     plan = plan_version.plan
-    return {
-        "question": plan.question,
-        "scope": plan.scope,
-        "constraints": plan.constraints,
-        "plan_version": plan_version.number,
-        "plan_version_hash": plan_version.content_hash,
-        "plan_content": plan_version.content,
-        "run_code": str(run.code),
-        "run_state": run.state,
-        "run_config": run.config,
-        "run_config_hash": run.config_hash,
-        "run_started_at": _iso(run.started_at),
-        "run_finished_at": _iso(run.finished_at),
-        "stages": [
-            {"stage": cp.stage, "round": cp.round, "status": cp.status, "notes": cp.notes}
-            for cp in run.checkpoints.all()
+    return PlanAppendix(
+        question=plan.question,
+        scope=plan.scope,
+        constraints=plan.constraints or {},
+        plan_version=plan_version.number,
+        plan_version_hash=plan_version.content_hash,
+        subquestions=_plan_subquestions(plan_version.content),
+        run_code=str(run.code),
+        run_state=run.state,
+        run_config=run.config,
+        run_config_hash=run.config_hash,
+        run_started_at=_iso(run.started_at),
+        run_finished_at=_iso(run.finished_at),
+        stages=[
+            StageRow(stage=cp.stage, round=cp.round, status=cp.status, notes=cp.notes)
+            for cp in run.checkpoints.order_by("started_at", "pk")
         ],
-        "method": [*METHOD, f"Synthesizer: {synthesis.synthesizer}."],
-    }
+        method=[*METHOD, f"Synthesizer: {synthesis.synthesizer}."],
+    )
+
+
+def _plan_subquestions(content: dict[str, Any]) -> list[PlanSubquestionRow]:
+    return [
+        PlanSubquestionRow(
+            key=str(sub.get("key", "")),
+            text=str(sub.get("text", "")),
+            queries=[
+                PlanQueryRow(
+                    key=str(q.get("key", "")),
+                    text=str(q.get("text", "")),
+                    query_class=str(q.get("query_class", "")),
+                )
+                for q in sub.get("queries", [])
+            ],
+        )
+        for sub in content.get("subquestions", [])
+    ]
 
 
 def _diff_appendix(
-    diff: RunDiff | None, claims: dict[str, Claim], withheld: list[str]
-) -> dict[str, Any]:
+    diff: RunDiffRecord | None, claims: dict[str, Claim], redactor: WithheldMatcher
+) -> DiffAppendix:
     """The diff with texts only for claims this report states (others by fingerprint)."""
     if diff is None:
-        return {"against_run": "", "summary": {}, "entries": []}
+        return DiffAppendix()
     shown = {c.fingerprint: c.text for c in claims.values()}
 
     def name(fingerprint: str) -> str:
@@ -387,50 +505,8 @@ def _diff_appendix(
         + "; ".join(row.reasons)
         for row in diff.rereview
     ]
-    return {
-        "against_run": diff.old_run,
-        "summary": diff.summary(),
-        "entries": [redact(e, withheld) for e in entries],
-    }
-
-
-def approved_strings(document: dict[str, Any]) -> list[str]:
-    """What a report may legitimately print: approved texts, scopes, quotes, titles, and
-    the plan's own words (its question, scope, subquestions and queries are printed in
-    every report, whatever the review decided)."""
-    strings: list[str] = []
-    for claim in document["claims"]:
-        strings += [claim["text"], claim["allowed_scope"], claim["limitations"]]
-    strings += [row["quote"] for row in document["appendix_b"]]
-    strings += [entry["title"] for entry in document["bibliography"]]
-    strings += _plan_strings(document)
-    return [s.lower() for s in strings if s]
-
-
-def _plan_strings(document: dict[str, Any]) -> list[str]:
-    plan = document.get("appendix_d") or {}
-    strings = [document["header"]["title"], plan.get("question", ""), plan.get("scope", "")]
-    for sub in (plan.get("plan_content") or {}).get("subquestions", []):
-        strings.append(str(sub.get("text", "")))
-        strings += [str(query.get("text", "")) for query in sub.get("queries", [])]
-    return [" ".join(s.split()) for s in strings]
-
-
-def find_withheld(output: str, withheld: list[str], document: dict[str, Any]) -> str | None:
-    """The first withheld claim text found in ``output``, or None.
-
-    A withheld text that is part of an approved string (e.g. a rejected claim whose words
-    are a quote an approved claim cites) cannot be told apart, so it is not searched.
-    """
-    allowed = approved_strings(document)
-    haystack = " ".join(output.split()).lower()
-    for text in withheld:
-        needle = " ".join(text.split()).lower()
-        # Compare without end punctuation: a withheld "Title of a source." is the
-        # bibliography's "Title of a source", which the report may print.
-        core = needle.rstrip(" .;:!?")
-        if any(core in a for a in allowed):
-            continue
-        if needle in haystack:
-            return text
-    return None
+    return DiffAppendix(
+        against_run=diff.old_run,
+        summary=diff.summary(),
+        entries=[redactor.redact(e) for e in entries],
+    )

@@ -7,9 +7,13 @@ libraries for a second, slightly different rendering. See docs/reports.md.
 
 from __future__ import annotations
 
+import re
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 
 from django.conf import settings
+from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import sync_playwright
 
 from research.providers.base import ProviderError
 
@@ -33,20 +37,34 @@ def chromium_path() -> str:
     return str(getattr(settings, "CHROMIUM_PATH", "") or "/usr/bin/chromium")
 
 
-def render_pdf(html: str) -> bytes:
-    """Print ``html`` to A4 PDF bytes.
+# Skia writes the print time as the PDF's creation and modification date.
+_PDF_DATE = re.compile(rb"(/(?:CreationDate|ModDate) \()(D:\d{14}[^)]*)(\))")
+
+
+def render_pdf(html: str, *, dated: datetime) -> bytes:
+    """Print ``html`` to A4 PDF bytes dated ``dated`` (the same input, the same bytes).
 
     Playwright's sync API refuses to run inside an asyncio loop (daphne, channels), so
     printing always happens on a worker thread of its own.
     """
     with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(_print, html, chromium_path()).result(timeout=PDF_TIMEOUT_S)
+        data = pool.submit(_print, html, chromium_path()).result(timeout=PDF_TIMEOUT_S)
+    return fix_dates(data, dated)
+
+
+def fix_dates(data: bytes, dated: datetime) -> bytes:
+    """Replace Chromium's print time by ``dated`` (same length, so offsets stay valid)."""
+    stamp = dated.astimezone(UTC).strftime("D:%Y%m%d%H%M%S+00'00'").encode()
+
+    def replace(m: re.Match[bytes]) -> bytes:
+        if len(m.group(2)) != len(stamp):
+            return m.group(0)
+        return m.group(1) + stamp + m.group(3)
+
+    return _PDF_DATE.sub(replace, data)
 
 
 def _print(html: str, executable: str) -> bytes:
-    from playwright.sync_api import Error as PlaywrightError
-    from playwright.sync_api import sync_playwright
-
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)

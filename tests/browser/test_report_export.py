@@ -1,9 +1,11 @@
-"""Browser: plan → run → review → report → download every format (real Chromium)."""
+"""Browser: review → "Build report" → a worker builds it while the run page shows progress →
+the run is Done → download every format (real Chromium, daphne and a procrastinate worker)."""
 
 from __future__ import annotations
 
 import io
 import json
+import time
 import zipfile
 
 import pytest
@@ -11,10 +13,12 @@ from django.urls import reverse
 from pypdf import PdfReader
 
 from ledger.models import Verdict
-from review.exports.bundle import verify_bundle
+from research.models import RunState
 from tests.browser.support import chromium_page, login
 from tests.factories import make_plan, make_run
+from tests.reports.bundles import bundle_problems
 from tests.reports.conftest import APPROVED, FAILED, UNREVIEWED, claim_from_source
+from tests.research.processes import finish, start_daphne, start_worker, wait_for_run
 
 pytestmark = [
     pytest.mark.browser,
@@ -25,10 +29,19 @@ pytestmark = [
 
 @pytest.fixture
 def browser_page(reviewed_scene):
-    """Started after the scene: Playwright's sync API runs an event loop in this thread,
-    and Django refuses ORM calls from a thread with a running loop."""
-    with chromium_page(allow_orm_beside_playwright=False) as page:
+    """Started after the scene; the test reads the run beside Playwright's event loop."""
+    with chromium_page() as page:
         yield page
+
+
+@pytest.fixture
+def servers(transactional_db):
+    """daphne (HTTP + websockets) and one worker, on the test database."""
+    daphne, daphne_log, base = start_daphne()
+    worker, worker_log = start_worker("report-worker")
+    yield base, daphne, worker
+    print("worker:", finish(worker, worker_log))
+    print("daphne:", finish(daphne, daphne_log))
 
 
 @pytest.fixture
@@ -53,10 +66,26 @@ def download(page, fmt):
     return info.value
 
 
-def test_it_goes_from_plan_to_downloaded_report(
-    live_server, browser_page, reviewed_scene, tmp_path
+def watch_states(page, timeout_s: float) -> list[str]:
+    """The run states (and stage progress) the page shows, in order, until Done."""
+    seen: list[str] = []
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        state = page.get_attribute("#run-status", "data-state")
+        bar = page.locator("#stages tr[data-stage=synthesizing] progress")
+        progress = f"{bar.get_attribute('value')}/{bar.get_attribute('max')}" if bar.count() else ""
+        seen.append(f"{state} {progress}".strip())
+        if state in {"done", "awaiting_review", "failed"} and len(seen) > 1:
+            return list(dict.fromkeys(seen))
+        time.sleep(0.05)
+    raise AssertionError(f"the page did not reach Done: {list(dict.fromkeys(seen))}")
+
+
+def test_it_builds_the_report_in_a_worker_and_downloads_every_format(
+    servers, browser_page, reviewed_scene, tmp_path
 ):
-    page, base = browser_page, live_server.url
+    base, daphne, worker = servers
+    page = browser_page
     plan, run, approve, reject = reviewed_scene
     login(page, base, "reviewer")
 
@@ -77,6 +106,19 @@ def test_it_goes_from_plan_to_downloaded_report(
     page.goto(base + reverse("review-list-reports", args=[run.code]))
     assert "Open." in page.inner_text("#report-gate")
     page.click("text=Build report")
+    page.wait_for_url(f"**{run.get_absolute_url()}")  # the request only queues the stage
+    page.evaluate("window.sameDocument = true")
+    seen = watch_states(page, timeout_s=240)
+    print("SEEN", seen)
+    assert seen[-1].startswith("done"), seen
+    assert any(s.startswith("synthesizing") for s in seen), seen  # live, over the websocket
+    assert page.evaluate("window.sameDocument") is True
+    assert "Done" in page.inner_text("#run-status")
+    wait_for_run(run, {RunState.DONE}, 30, daphne, worker)
+    page.reload()  # the finished page renders from the database alone
+    row = page.locator("#stages tr[data-stage=synthesizing]")
+    assert "Done" in row.inner_text() and "version 1" in row.inner_text()
+    page.click("#run-report")
     page.wait_for_url("**/reports/*/")
     assert page.inner_text("h1") == plan.question
     body = page.inner_text("#report")
@@ -103,7 +145,7 @@ def test_it_goes_from_plan_to_downloaded_report(
         "Appendix E",
     ):
         assert heading in text, heading
-    assert verify_bundle(paths["zip"]) == []
+    assert bundle_problems(paths["zip"]) == []
     with zipfile.ZipFile(paths["zip"]) as archive:
         claims = json.loads(archive.read("claims.json"))
     assert [c["text"] for c in claims["approved"]] == APPROVED

@@ -85,4 +85,4 @@ def test_it_redacts_an_excluded_claims_text_from_reasons(run, sub, reviewer, aut
     report = reports.do_build_report(run, author)
     assert "Garlic prevents flu" not in report.markdown
     reasons = report.outline["appendix_a"][0]["reasons"]
-    assert any("It says [withheld claim text] No trial." in r for r in reasons), reasons
+    assert any("It says [withheld claim text]. No trial." in r for r in reasons), reasons

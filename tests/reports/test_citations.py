@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from review.exports.citations import bibtex, bibtex_escape, csl_json, reference_text
+from review.exports.records import BibEntry
 
-ENTRY = {
+FIELDS: dict[str, Any] = {
     "number": 1,
     "key": "src1",
     "canonical_id": "doi:10.1/x_y",
@@ -18,10 +20,11 @@ ENTRY = {
     "published_date": "2021-05-04",
     "snapshots": [{"sha256": "ab" * 32, "fetched_at": "2024-01-02T03:04:05+00:00"}],
 }
+ENTRY = BibEntry(**FIELDS, reference=reference_text(**FIELDS))
 
 
 def test_it_escapes_tex_specials_so_a_title_cannot_close_its_field():
-    escaped = bibtex_escape(str(ENTRY["title"]))
+    escaped = bibtex_escape(ENTRY.title)
     assert escaped == (
         r"Hostile \textbraceright{} title with 50\% \& "
         r"\textbackslash{}input\textbraceleft{}evil\textbraceright{}"
@@ -53,7 +56,7 @@ def test_it_writes_csl_json_items():
 
 
 def test_it_formats_a_plain_reference():
-    assert reference_text(ENTRY) == (
+    assert ENTRY.reference == (
         "Ada Lovelace, Alan Turing. Hostile } title with 50% & \\input{evil}. "
         "Journal of Tests, 2021-05-04. doi:10.1/x_y."
     )

@@ -20,7 +20,7 @@ from research.models import Run, RunState
 from review import reports
 from review import services as review
 from review.diff import diff_runs
-from review.exports.bundle import verify_bundle
+from tests.reports.bundles import bundle_problems
 from tests.research.fixtures import DOCUMENTS, fixture_document, ingest_fixture_library
 from tests.research.test_runner import small_plan
 
@@ -96,7 +96,7 @@ def test_it_goes_from_a_real_run_to_verified_exports_and_diffs_a_rerun(author, r
     assert texts["pdf"].startswith(b"%PDF")
     bundle = tmp_path / "bundle.zip"
     bundle.write_bytes(texts["zip"])
-    assert verify_bundle(bundle) == []
+    assert bundle_problems(bundle) == []
     # Excluded claim text never reaches an export, except where the very same words are a
     # verbatim quote cited for an approved claim (docs/reports.md: the source said them).
     quotes = [row["quote"] for row in report.outline["appendix_b"]]

@@ -5,6 +5,8 @@ from django.db import connection
 from django.urls import reverse
 
 from ledger.models import Verdict
+from research import runner
+from research.models import RunState
 from review import reports
 from tests.reports.conftest import APPROVED, REJECTED, claim_from_source
 
@@ -48,9 +50,22 @@ def test_it_builds_a_report_and_shows_it(client, reviewer, scene, run):
     page = client.get(reverse("review-list-reports", args=[run.code]))
     assert b"Build report" in page.content
     response = client.post(reverse("review-create-report", args=[run.code]))
-    report = run.reports.get()
+    # The request only queues the synthesizing stage: nothing is built inside it.
     assert response.status_code == 302
-    assert response["Location"] == report.get_absolute_url()
+    assert response["Location"] == run.get_absolute_url()
+    assert not run.reports.exists()
+    run.refresh_from_db()
+    assert run.state == RunState.SYNTHESIZING
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT args ->> 'run_code' FROM procrastinate_jobs "
+            "WHERE task_name = 'research.advance_run'"
+        )
+        assert cursor.fetchall() == [(str(run.code),)]
+    assert runner.step(run.code).state == RunState.DONE  # what the worker does
+    report = run.reports.get()
+    page = client.get(run.get_absolute_url()).content.decode()
+    assert f'href="{report.get_absolute_url()}"' in page and "report version 1" in page
     page = client.get(report.get_absolute_url())
     assert page.status_code == 200
     assert APPROVED[0] in page.content.decode()

@@ -9,10 +9,10 @@ import zipfile
 import pytest
 
 from review import reports, services
-from review.exports.bundle import verify_bundle
-from review.exports.document import METHOD, find_withheld, withheld_texts
+from review.exports.document import METHOD, leak_matcher, withheld_texts
 from review.exports.markdown import md_escape
 from tests.factories import make_candidate, make_passage, make_plan, make_run, make_snapshot
+from tests.reports.bundles import bundle_problems
 from tests.reports.conftest import APPROVED, REJECTED, claim_from_source
 
 QUESTION = "Does aspirin prevent strokes in every adult over forty?"
@@ -90,7 +90,7 @@ def test_it_puts_the_set_aside_candidates_in_a_bundle_that_verifies(report, auth
     assert [row["label"] for row in claims["set_aside_at_mining"]] == ["M1", "M2"]
     path = tmp_path / "bundle.zip"
     path.write_bytes(data)
-    assert verify_bundle(path) == []
+    assert bundle_problems(path) == []
 
 
 @pytest.mark.django_db
@@ -135,8 +135,9 @@ def test_it_finds_a_set_aside_wording_in_a_body_but_not_in_the_plan_it_came_from
     make_candidate(run, AIM, reason="describes the study's aim or method, not a finding")
     report = reports.do_build_report(run, author)
     withheld = withheld_texts(run, set(report.claim_codes))
-    assert find_withheld(report.markdown, withheld, report.outline) is None
-    assert find_withheld(f"{report.markdown} {AIM}", withheld, report.outline) == AIM
+    matcher = leak_matcher(reports.report_document(report), withheld)
+    assert matcher.first_leak(report.markdown) is None
+    assert matcher.first_leak(f"{report.markdown} {AIM}") == AIM
     assert md_escape(QUESTION) in report.markdown  # the title: exported all the same
     assert reports.do_export_report(report, "md", author).data
 

@@ -1,4 +1,4 @@
-"""``python manage.py verify_bundle FILE``: re-check a reproducibility bundle offline."""
+"""``python manage.py verify_bundle FILE [--public-key KEY]``: re-check a bundle offline."""
 
 from __future__ import annotations
 
@@ -6,23 +6,32 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from review.exports.bundle import BundleUnreadable, verify_bundle
+from review.exports.verify import BundleUnreadable, trusted_key, verify_bundle
 
 
 class Command(BaseCommand):
-    help = "Re-check every hash, every quote at its offsets and every cited claim's approval."
+    help = (
+        "Check a report bundle: its signature (by --public-key, else this instance's key), "
+        "every hash, every quote at its offsets, every claim text against its fingerprint "
+        "and every cited claim's approval."
+    )
     requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", help="the bundle ZIP exported with a report")
+        parser.add_argument(
+            "--public-key",
+            help="the signer's public key: a PEM file, or base64 (the /about/ page shows it); "
+            "default: this instance's key",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            problems = verify_bundle(options["file"])
+            problems = verify_bundle(options["file"], trusted_key(options["public_key"]))
         except BundleUnreadable as exc:
             raise CommandError(str(exc)) from exc
         if problems:
             for problem in problems:
                 self.stderr.write(f"FAIL {problem}")
             raise CommandError(f"{len(problems)} problem(s): the bundle does not verify")
-        self.stdout.write("ok: every hash, quote and cited claim checks out")
+        self.stdout.write("ok: signature, every hash, quote, fingerprint and cited claim check out")

@@ -1,0 +1,278 @@
+"""The typed report document: what a report version says, frozen, for every export format.
+
+``ReportDocument`` is built once when a report version is created
+(``review.exports.document.build_document``), stored as JSON in ``Report.outline`` and
+parsed back at that boundary (``Report.document``); every renderer (Markdown, HTML, PDF,
+bundle, citations) and every check reads these records, never a loose dict.
+
+Extending the report (a new section or table) means: a field with a default here, filled
+in ``build_document``, rendered in ``markdown.py`` and ``templates/review/report_body.html``.
+A document of another ``format`` is refused with :class:`UnsupportedDocument`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+FORMAT = "evidence-bureau-report/2"
+
+
+class UnsupportedDocument(ValueError):
+    """A stored document this code cannot read (another format, or malformed)."""
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Header(Record):
+    title: str = Field(description="The plan's question.")
+    report_version: int
+    plan_code: str
+    plan_version: int
+    plan_version_hash: str
+    run_code: str
+    run_config_hash: str
+    synthesizer: str
+    created_by: str
+    created_at: str = Field(description="ISO 8601; when the version was built.")
+
+
+class OutlineEntry(Record):
+    key: str
+    title: str
+    claims: list[str] = Field(description="Claim labels (C1, …) in prose order.")
+
+
+class SentenceRow(Record):
+    text: str
+    claims: list[str] = Field(description="Labels of the approved claims it states.")
+    claim_codes: list[str]
+    citations: list[int] = Field(description="Bibliography numbers of their sources.")
+
+
+class SectionRow(Record):
+    key: str
+    title: str
+    mode: str = Field(description='"extractive", "llm" or "llm-fallback".')
+    sentences: list[SentenceRow]
+
+
+class ClaimRow(Record):
+    """An approved claim the report states (the claim register)."""
+
+    label: str
+    code: str
+    text: str
+    fingerprint: str = Field(description="sha256 of the normalized text.")
+    status: str
+    review_state: str
+    claim_type: str
+    subquestion: str
+    allowed_scope: str
+    limitations: str
+    confidence: float | None
+    evidence: list[str] = Field(description="Evidence labels (E1, …) in appendix B.")
+
+
+class SnapshotRef(Record):
+    sha256: str
+    fetched_at: str
+
+
+class BibEntry(Record):
+    number: int
+    key: str
+    canonical_id: str
+    title: str
+    authors: list[str]
+    publisher: str
+    url: str
+    doi: str
+    arxiv_id: str
+    source_type: str
+    published_date: str
+    snapshots: list[SnapshotRef]
+    reference: str = Field(description="The one-line reference the report prints.")
+
+
+class EvidencePassage(Record):
+    """One evidence link behind a cited quote: the passage it was retrieved in."""
+
+    link_id: int = Field(description="The EvidenceLink row: the link's own identity.")
+    pool: str
+    kind: str = Field(description='"chunk" or "section".')
+    passage_start: int
+    passage_end: int
+    passage_fingerprint: str
+    passage_sha256: str
+
+
+class EvidenceRow(Record):
+    """One cited quote of one claim: a snapshot span, with every link that quotes it."""
+
+    label: str
+    claim: str
+    claim_code: str
+    claim_fingerprint: str
+    quote: str
+    quote_start: int = Field(description="Python string offset in the snapshot text.")
+    quote_end: int
+    relation: str
+    source: int = Field(description="Bibliography number.")
+    canonical_id: str
+    published_date: str
+    snapshot_code: str
+    snapshot_sha256: str
+    fetched_at: str
+    passages: list[EvidencePassage] = Field(min_length=1)
+
+
+class ExcludedRow(Record):
+    """A claim the report does not state; never its text."""
+
+    label: str
+    code: str
+    fingerprint: str
+    subquestion: str
+    status: str
+    review_state: str
+    disposition: str
+    reasons: list[str] = Field(description="Redacted against every withheld text.")
+
+
+class SetAsideRow(Record):
+    """A candidate mining dropped before verification; never its wording."""
+
+    label: str
+    fingerprint: str
+    subquestion: str
+    claim_type: str
+    reason: str
+    canonical_id: str
+    snapshot_sha256: str
+    quote_start: int | None
+    quote_end: int | None
+
+
+class AuditRow(Record):
+    at: str
+    reviewer: str
+    action: str
+    claim: str = Field(description="C… for reported claims, X… for excluded ones.")
+    claim_code: str
+    claim_version: int
+    reason_code: str
+    reason: str
+    text_changed: bool
+    text_after_sha256: str
+    carried_from: str = Field(
+        default="", description="Code of the earlier run's decision this one carries over."
+    )
+
+
+class PlanQueryRow(Record):
+    key: str
+    text: str
+    query_class: str
+
+
+class PlanSubquestionRow(Record):
+    key: str
+    text: str
+    queries: list[PlanQueryRow]
+
+
+class StageRow(Record):
+    stage: str
+    round: int
+    status: str
+    notes: dict[str, Any]
+
+
+class PlanAppendix(Record):
+    question: str
+    scope: str
+    constraints: dict[str, Any]
+    plan_version: int
+    plan_version_hash: str
+    subquestions: list[PlanSubquestionRow]
+    run_code: str
+    run_state: str
+    run_config: dict[str, Any] = Field(description="The run's pipeline settings, as stored.")
+    run_config_hash: str
+    run_started_at: str
+    run_finished_at: str
+    stages: list[StageRow]
+    method: list[str]
+
+
+class DiffAppendix(Record):
+    against_run: str = ""
+    summary: dict[str, int] = Field(default_factory=dict)
+    entries: list[str] = Field(default_factory=list)
+
+
+class CheckFinding(Record):
+    section: str
+    action: str
+    reason: str
+
+
+class CheckAppendix(Record):
+    synthesizer: str
+    findings: list[CheckFinding]
+
+
+class ReportDocument(Record):
+    format: str = FORMAT
+    header: Header
+    outline: list[OutlineEntry]
+    sections: list[SectionRow]
+    claims: list[ClaimRow]
+    bibliography: list[BibEntry]
+    appendix_a: list[ExcludedRow]
+    appendix_a_set_aside: list[SetAsideRow]
+    appendix_b: list[EvidenceRow]
+    appendix_c: list[AuditRow]
+    appendix_d: PlanAppendix
+    appendix_e: DiffAppendix
+    check: CheckAppendix
+
+    def to_json(self) -> dict[str, Any]:
+        """What ``Report.outline`` stores."""
+        return self.model_dump(mode="json")
+
+    @classmethod
+    def from_json(cls, data: Any) -> ReportDocument:
+        """Parse a stored document; another format or a malformed one is refused."""
+        found = data.get("format") if isinstance(data, dict) else None
+        if found != FORMAT:
+            raise UnsupportedDocument(
+                f"the stored report document has format {found!r}, not {FORMAT!r}: "
+                "build a new report version"
+            )
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise UnsupportedDocument(f"the stored report document is malformed: {exc}") from exc
+
+    def cited_claim_codes(self) -> set[str]:
+        return {
+            code for s in self.sections for sentence in s.sentences for code in sentence.claim_codes
+        }
+
+    def approved_strings(self) -> list[str]:
+        """What the report may print whatever the review decided about other claims:
+        approved texts, scopes and limitations, cited quotes, source titles, and the
+        plan's own words (question, scope, subquestions, queries)."""
+        strings = [self.header.title, self.appendix_d.question, self.appendix_d.scope]
+        for claim in self.claims:
+            strings += [claim.text, claim.allowed_scope, claim.limitations]
+        strings += [row.quote for row in self.appendix_b]
+        strings += [entry.title for entry in self.bibliography]
+        for sub in self.appendix_d.subquestions:
+            strings += [sub.text, *(query.text for query in sub.queries)]
+        return [s for s in strings if s]
