@@ -37,8 +37,8 @@ from ledger.models import (
     Source,
 )
 from research.models import Run
-from research.pipeline.text import content_words
 from research.pipeline.synthesize import Section, Synthesis
+from research.pipeline.text import content_words
 from review.diff import RunDiffRecord
 from review.exports.citations import bibliography_entry
 from review.exports.records import (

@@ -28,7 +28,13 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     ("ledger services", (r"ledger\.(services|readers)(\..+)?$", r"research\.retrieval$")),
-    ("app services", (r"research\.services(\..+)?$", r"review\.(services|reports|diff|exports)")),
+    (
+        "app services",
+        (
+            r"research\.services(\..+)?$",
+            r"review\.(services|reports|diff|exports|signing|rundiffs)",
+        ),
+    ),
     ("stages", (r"research\.stages(\..+)?$",)),
     ("runner", (r"research\.runner$",)),
     ("tasks", (r"(research|ledger)\.tasks$",)),

@@ -7,6 +7,7 @@ import pytest
 from research import runner
 from research.models import RunState
 from research.pipeline.records import parse_plan
+from research.services.checkpoints import do_open_checkpoint
 from research.stages import synthesize
 from research.stages.base import StageContext
 from review import reports, services
@@ -61,7 +62,7 @@ def test_it_goes_back_to_review_saying_why_when_the_gate_closed_meanwhile(
 
 def test_it_builds_nothing_twice_when_a_worker_died_after_saving(scene, run, reviewer):
     requested(run, reviewer)
-    cp = runner.open_checkpoint(run, 0)
+    cp = do_open_checkpoint(run, 0)
     ctx = StageContext(run=run, plan=parse_plan(run.plan_version.content), checkpoint=cp)
     assert synthesize.run(ctx) == RunState.DONE  # saved; the worker dies before moving on
     assert runner.step(run.code).state == RunState.DONE  # the retried job
