@@ -8,10 +8,12 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from ledger.forms import SourceFilterForm, UploadForm
 from ledger.models import Library, PassageKind, Source, Upload, UploadStatus
+from ledger.services.ingest import format_duration, remaining_seconds
 from ledger.services.library import (
     can_upload,
     filter_sources,
@@ -96,12 +98,22 @@ def _render_batch(request: AuthedHttpRequest, batch: UUID, *, partial: bool) -> 
     if not uploads_list:
         raise Http404("No such upload.")
     pending = [u for u in uploads_list if u.status in {UploadStatus.QUEUED, UploadStatus.RUNNING}]
+    done = len(uploads_list) - len(pending)
     context = {
         "batch": batch,
         "uploads": uploads_list,
         "library": uploads_list[0].library,
         "pending": len(pending),
-        "done": len(uploads_list) - len(pending),
+        "done": done,
+        "eta": _upload_eta(uploads_list, done) if pending else "",
     }
     template = "ledger/upload_batch.html" + ("#upload-batch" if partial else "")
     return render(request, template, context)
+
+
+def _upload_eta(uploads: list[Upload], done: int) -> str:
+    """Time left for a batch at the rate of its files so far (queue wait included)."""
+    started = min(u.created_at for u in uploads)
+    elapsed = (timezone.now() - started).total_seconds()
+    left = remaining_seconds(done, len(uploads), elapsed)
+    return format_duration(left) if left is not None else ""

@@ -11,12 +11,16 @@ corpus records) and, batch by batch:
    an identity with other content gets a *new snapshot* of the same Source, the same
    text under a derived identity (URL, file hash) is a *duplicate* of the stored Source;
    only new content is then chunked (sections and chunks) and MinHash-signed;
-3. embeds the new chunk passages in one batched call (``title\\nsection\\ntext``);
+3. hands the batch's chunk texts (``title\\nsection\\ntext``) to the encoder thread, which
+   encodes them in length-sorted batches while the previous batch is being written;
 4. writes sources, snapshots, library membership and passages in one transaction,
    passages in a single ``INSERT … SELECT FROM unnest(…)`` that also computes the
-   weighted tsvector (title A, section B, body C) inside Postgres.
+   weighted tsvector (title A, section B, body C) inside Postgres, then their BM25
+   postings (``sparse_index.sync_sparse_index``), so the batch is searchable at commit.
 
-Every step is keyed by content hashes, so running it twice adds nothing.
+Section passages (the parent context of chunks) are stored and BM25-indexed but not
+embedded: dense retrieval searches chunks. Every step is keyed by content hashes, so
+running it twice adds nothing.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import logging
 import time
 import zlib
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, Literal
@@ -34,6 +39,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from ledger.models import Library, Source, SourceType
+from ledger.services.sparse_index import sync_sparse_index
 from research.pipeline import neardup
 from research.pipeline.chunking import ChunkConfig, PassageDraft, chunk_document
 from research.pipeline.extract import Extracted, ExtractionError, extract
@@ -87,14 +93,32 @@ class IngestProgress:
         return None
 
 
+def remaining_seconds(done: int, total: int, elapsed_s: float) -> float | None:
+    """Time left at the average rate so far; None until something is done (or no total)."""
+    if done <= 0 or total <= 0 or elapsed_s <= 0:
+        return None
+    return max(0.0, (total - done) * elapsed_s / done)
+
+
+def format_duration(seconds: float) -> str:
+    """``42 s``, ``3 min 05 s``, ``1 h 02 min`` (for progress lines and pages)."""
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60:02d} s"
+    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
+
+
 @dataclass
 class IngestTimings:
     """Where the time went (seconds); the benchmark reads it."""
 
     prepare_s: float = 0.0
     lookup_s: float = 0.0
-    embed_s: float = 0.0
+    embed_s: float = 0.0  # inside the encoder (overlaps the others: it has its own thread)
     write_s: float = 0.0
+    wait_s: float = 0.0  # the writer waiting for the encoder
 
 
 @dataclass
@@ -146,54 +170,130 @@ def ingest_documents(
     timings: IngestTimings | None = None,
     total: int = 0,
 ) -> list[IngestResult]:
-    """Ingest documents batch by batch; returns one result per input, in order."""
+    """Ingest documents batch by batch; returns one result per input, in order.
+
+    The encoder never waits for the database: batch *n* is encoded in a helper thread
+    while batch *n − 1* is written (see ``_Pipeline``).
+    """
     from research.providers.embedder import Embedder
 
     embedder = embedder or Embedder.from_settings()
-    progress = progress or IngestProgress()
-    timings = timings or IngestTimings()
-    results: list[IngestResult] = []
-    batch: list[DocumentInput] = []
-    for doc in docs:
-        batch.append(doc)
-        if len(batch) >= batch_size:
-            results += _ingest_batch(batch, library, embedder, chunk_cfg, timings)
-            progress.batch_done(len(results), total, results[-len(batch) :])
-            batch = []
-    if batch:
-        results += _ingest_batch(batch, library, embedder, chunk_cfg, timings)
-        progress.batch_done(len(results), total, results[-len(batch) :])
-    return results
+    pipeline = _Pipeline(library, embedder, chunk_cfg, timings or IngestTimings())
+    pipeline.progress = progress or IngestProgress()
+    pipeline.total = total
+    with pipeline:
+        batch: list[DocumentInput] = []
+        for doc in docs:
+            batch.append(doc)
+            if len(batch) >= batch_size:
+                pipeline.push(batch)
+                batch = []
+        if batch:
+            pipeline.push(batch)
+    return pipeline.results
 
 
-def _ingest_batch(
-    docs: list[DocumentInput],
-    library: Library | None,
-    embedder: Any,
-    chunk_cfg: ChunkConfig | None,
-    timings: IngestTimings,
-) -> list[IngestResult]:
-    started = time.perf_counter()
-    prepared = [_prepare(doc) for doc in docs]
-    timings.prepare_s += time.perf_counter() - started
+@dataclass
+class _Batch:
+    prepared: list[_Prepared]
+    fresh: list[_Prepared]
+    vectors: Future[list[str]]
 
-    started = time.perf_counter()
-    fresh = _classify(prepared)
-    timings.lookup_s += time.perf_counter() - started
 
-    started = time.perf_counter()
-    for item in fresh:  # only content that will be stored is chunked and signed
-        _analyze(item, chunk_cfg)
-    timings.prepare_s += time.perf_counter() - started
+class _Pipeline:
+    """Prepare and classify batch *n*, hand its texts to the encoder, then write batch *n − 1*.
 
-    started = time.perf_counter()
-    _embed(fresh, embedder)
-    timings.embed_s += time.perf_counter() - started
+    1. ``push(batch)``: extraction, hashing (no database), then the lookups that classify
+       the batch, then chunking and MinHash of the new content;
+    2. the chunk texts go to a single encoder thread (encoding releases the GIL);
+    3. meanwhile the previous batch, whose vectors are ready, is written in one
+       transaction (rows, passages, BM25 postings);
+    4. a batch that shares an identity or a text with the batch still in flight waits
+       until that one is written, so classification always sees it.
+    """
 
-    started = time.perf_counter()
-    _write(prepared, fresh, library, embedder.label)
-    timings.write_s += time.perf_counter() - started
-    return [item.result for item in prepared]
+    def __init__(
+        self,
+        library: Library | None,
+        embedder: Any,
+        chunk_cfg: ChunkConfig | None,
+        timings: IngestTimings,
+    ) -> None:
+        self.library, self.embedder, self.chunk_cfg, self.timings = (
+            library,
+            embedder,
+            chunk_cfg,
+            timings,
+        )
+        self.progress = IngestProgress()
+        self.total = 0
+        self.results: list[IngestResult] = []
+        self.inflight: _Batch | None = None
+        self.encoder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-encoder")
+
+    def __enter__(self) -> _Pipeline:
+        return self
+
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
+        try:
+            if error is None:
+                self._flush()
+        finally:
+            self.encoder.shutdown(wait=True, cancel_futures=True)
+
+    def push(self, docs: list[DocumentInput]) -> None:
+        started = time.perf_counter()
+        prepared = [_prepare(doc) for doc in docs]
+        self.timings.prepare_s += time.perf_counter() - started
+        if self.inflight is not None and _overlaps(self.inflight.prepared, prepared):
+            self._flush()
+        started = time.perf_counter()
+        fresh = _classify(prepared)
+        self.timings.lookup_s += time.perf_counter() - started
+        started = time.perf_counter()
+        for item in fresh:  # only content that will be stored is chunked and signed
+            _analyze(item, self.chunk_cfg)
+        texts = _embedding_texts(fresh)
+        self.timings.prepare_s += time.perf_counter() - started
+        vectors = self.encoder.submit(self._encode, texts)
+        self._flush()
+        self.inflight = _Batch(prepared, fresh, vectors)
+
+    def _encode(self, texts: list[str]) -> list[str]:
+        started = time.perf_counter()
+        try:
+            vectors = self.embedder.encode(texts) if texts else []
+        finally:
+            self.timings.embed_s += time.perf_counter() - started
+        return [_vector_literal(vector) for vector in vectors]
+
+    def _flush(self) -> None:
+        batch, self.inflight = self.inflight, None
+        if batch is None:
+            return
+        started = time.perf_counter()
+        literals = iter(batch.vectors.result())
+        self.timings.wait_s += time.perf_counter() - started
+        for item in batch.fresh:
+            item.vectors = [next(literals) if d.kind == "chunk" else None for d in item.drafts]
+        started = time.perf_counter()
+        _write(batch.prepared, batch.fresh, self.library, self.embedder.label)
+        self.timings.write_s += time.perf_counter() - started
+        self.results += [item.result for item in batch.prepared]
+        self.progress.batch_done(
+            len(self.results), self.total, self.results[-len(batch.prepared) :]
+        )
+
+
+def _overlaps(inflight: list[_Prepared], batch: list[_Prepared]) -> bool:
+    """Whether ``batch`` names an identity or a text of the batch still being encoded."""
+    ids = {item.result.canonical_id for item in inflight if item.extracted is not None}
+    texts = {item.text_sha for item in inflight if item.extracted is not None}
+    return any(
+        item.result.canonical_id in ids or item.text_sha in texts
+        for item in batch
+        if item.extracted is not None
+    )
 
 
 # --- 1. prepare ------------------------------------------------------------------------
@@ -317,7 +417,8 @@ def embedding_text(title: str, section_path: str, text: str) -> str:
     return "\n".join(part for part in (title, section_path, text) if part)
 
 
-def _embed(fresh: list[_Prepared], embedder: Any) -> None:
+def _embedding_texts(fresh: list[_Prepared]) -> list[str]:
+    """The chunk texts of the new content, in draft order (sections are not embedded)."""
     texts: list[str] = []
     for item in fresh:
         assert item.extracted is not None
@@ -326,10 +427,7 @@ def _embed(fresh: list[_Prepared], embedder: Any) -> None:
             if draft.kind == "chunk":
                 body = item.extracted.text[draft.start : draft.end]
                 texts.append(embedding_text(title, draft.section_path, body))
-    vectors = embedder.encode(texts) if texts else []
-    literals = iter(_vector_literal(vector) for vector in vectors)
-    for item in fresh:
-        item.vectors = [next(literals) if d.kind == "chunk" else None for d in item.drafts]
+    return texts
 
 
 def _vector_literal(vector: Any) -> str:
@@ -352,7 +450,9 @@ def _write(
     new_sources = [item for item in fresh if item.result.source_id is None]
     _create_sources(new_sources)
     _create_snapshots(fresh)
-    _insert_passages(fresh, model)
+    passage_ids = _insert_passages(fresh, model)
+    if passage_ids:  # searchable by BM25 from the same commit on
+        sync_sparse_index(passage_ids=passage_ids)
     _resolve_duplicates(prepared, fresh)
     if library is not None:
         ids = {item.result.source_id for item in prepared if item.result.source_id}
@@ -468,10 +568,10 @@ SELECT t.id, t.snapshot_id, t.source_id, t.parent_id, t.kind, t.ordinal, t.secti
 """
 
 
-def _insert_passages(items: list[_Prepared], model: str) -> None:
+def _insert_passages(items: list[_Prepared], model: str) -> list[int]:
     count = sum(len(item.drafts) for item in items)
     if not count:
-        return
+        return []
     ids = _allocate_ids(count)
     columns: list[list[Any]] = [[] for _ in range(15)]
     cursor_id = 0
@@ -485,6 +585,7 @@ def _insert_passages(items: list[_Prepared], model: str) -> None:
         item.result.passages = len(item.drafts)
     with connection.cursor() as cursor:
         cursor.execute(_INSERT_PASSAGES, [model, *columns])
+    return ids
 
 
 def _passage_row(

@@ -106,7 +106,7 @@ def sync_sparse_index(
     for start in range(0, len(stale), batch_size):
         _index_batch(stale[start : start + batch_size], report)
     if report.indexed:
-        logger.info("sparse index: %d passages, %d postings", report.indexed, report.postings)
+        logger.debug("sparse index: %d passages, %d postings", report.indexed, report.postings)
     return report
 
 

@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from ledger.models import Library, SearchHit, Source
+from ledger.models import Library, Passage, SearchHit, Source, SparseDocument
 from research import runner, services
 from research.models import RunState
 from research.pipeline.records import parse_plan
@@ -120,6 +120,9 @@ def test_it_searches_fetches_and_ingests_web_results(author, web):
     ingest = run.checkpoints.get(stage="ingesting")
     assert ingest.counters["admitted"] == 2 and ingest.counters["fetched"] == 2
     assert "HTTP 404" in ingest.notes["fetch errors"]
-    assert run.checkpoints.get(stage="indexing").counters["bm25_indexed"] > 0
+    # ingest indexes BM25 postings in the commit that writes the passages
+    indexed = SparseDocument.objects.filter(passage__source__in=captures.sources.all())
+    assert indexed.count() == Passage.objects.filter(source__in=captures.sources.all()).count() > 0
+    assert run.checkpoints.get(stage="indexing").counters["bm25_indexed"] == 0
     pools = run.checkpoints.get(stage="retrieving").cursor["pools"]["s1"]
     assert pools["support"] and pools["refute"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,17 +16,32 @@ from ledger.services.corpus import (
     detect_format,
     read_corpus,
 )
-from ledger.services.ingest import IngestProgress, IngestResult, summarize
+from ledger.services.ingest import (
+    IngestProgress,
+    IngestResult,
+    format_duration,
+    remaining_seconds,
+    summarize,
+)
 from ledger.services.library import do_import_corpus
 
 
 class _Printer(IngestProgress):
+    """One line per batch: documents done, rate, and the time left at that rate."""
+
     def __init__(self, command: BaseCommand) -> None:
         self.command = command
+        self.started = time.monotonic()
 
     def batch_done(self, done: int, total: int, results: Any) -> None:
+        elapsed = time.monotonic() - self.started
         of = f"/{total}" if total else ""
-        self.command.stderr.write(f"  {done}{of} documents processed")
+        line = f"  {done}{of} documents processed in {format_duration(elapsed)}"
+        line += f" ({done / elapsed:.1f} docs/s)" if elapsed > 0 else ""
+        left = remaining_seconds(done, total, elapsed)
+        if left is not None and done < total:
+            line += f", about {format_duration(left)} left"
+        self.command.stderr.write(line)
 
 
 class Command(BaseCommand):

@@ -1,0 +1,71 @@
+"""Run an exported encoder (see ``encoder_export``) with ONNX Runtime on the CPU.
+
+Texts are tokenized by the model's own fast tokenizer (truncated at its
+``max_seq_length``, as sentence-transformers does), sorted by token length so each batch
+is padded only to its own longest text, and run through the graph in batches; vectors come
+back L2-normalized, in input order. No torch import is needed at run time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+
+class OnnxEncoder:
+    """One ONNX Runtime session over an exported encoder, with ``threads`` intra-op threads."""
+
+    def __init__(self, graph: Path, tokenizer: Path, max_seq_length: int, threads: int) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.tokenizer = Tokenizer.from_file(str(tokenizer))
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(max_seq_length)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = max(1, threads)
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        # Spinning threads burn a core waiting for work: on a shared 2-core machine that
+        # core belongs to Postgres or to another process.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.log_severity_level = 3
+        self.session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+        self.threads = threads
+        self._inputs = {i.name for i in self.session.get_inputs()}
+
+    def token_lengths(self, texts: list[str]) -> list[int]:
+        """Tokens per text after truncation (special tokens included)."""
+        return [len(e.ids) for e in self.tokenizer.encode_batch([t.strip() for t in texts])]
+
+    def encode(self, texts: list[str], batch_size: int = 64) -> NDArray[np.float32]:
+        encodings = self.tokenizer.encode_batch([text.strip() for text in texts])
+        order = sorted(range(len(texts)), key=lambda i: -len(encodings[i].ids))
+        out: NDArray[np.float32] | None = None
+        for start in range(0, len(order), batch_size):
+            chunk = order[start : start + batch_size]
+            vectors = self._run([encodings[i] for i in chunk])
+            if out is None:
+                out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+            out[chunk] = vectors
+        if out is None:
+            return np.zeros((0, 0), dtype=np.float32)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        normalized: NDArray[np.float32] = (out / np.maximum(norms, 1e-12)).astype(np.float32)
+        return normalized
+
+    def _run(self, encodings: list[Any]) -> NDArray[np.float32]:
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for row, encoding in enumerate(encodings):
+            ids[row, : len(encoding.ids)] = encoding.ids
+            mask[row, : len(encoding.ids)] = 1
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        result = self.session.run(None, {k: v for k, v in feed.items() if k in self._inputs})
+        return np.asarray(result[0], dtype=np.float32)
