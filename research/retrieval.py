@@ -23,7 +23,7 @@ import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
 
-from ledger.services.sparse_index import bm25_sql, indexed_kinds
+from ledger.services.sparse_index import bm25_top_k, indexed_kinds
 from research.pipeline.retrieve import diversify, fuse, queries
 from research.pipeline.retrieve.records import (
     DiversityConfig,
@@ -135,7 +135,7 @@ class Retriever:
         lists: dict[str, list[RetrieverHit]] = {spec.name: [] for spec in specs}
         clock = time.perf_counter()
         if sparse:
-            lists.update(self._search(sparse, texts, None, request))
+            lists.update(self._search_sparse(sparse, texts, request))
         sql_ms = _ms(clock)
         if encoding is not None:
             vectors, timings["encode_ms"] = encoding.result()
@@ -170,6 +170,32 @@ class Retriever:
         with torch_threads(self.config.query_threads):
             return self.embedder.encode(texts)
 
+    def _search_sparse(
+        self, specs: list[_Spec], texts: list[str], request: RetrievalRequest
+    ) -> dict[str, list[RetrieverHit]]:
+        """Each BM25 list, exact, filtered after ranking (``sparse_index.bm25_top_k``)."""
+        condition, params = filter_sql(request.filters, "p.source_id")
+        scan_condition, _ = filter_sql(request.filters, "p.source_id", hashed=True)
+        lists: dict[str, list[RetrieverHit]] = {}
+        for spec in specs:
+            terms = query_terms(texts[spec.variant])
+            rows = (
+                bm25_top_k(
+                    spec.kind,
+                    terms,
+                    request.candidates,
+                    condition=condition,
+                    scan_condition=scan_condition,
+                    params=params,
+                    bm25=self.config.bm25,
+                )
+                if terms
+                else []
+            )
+            ranked = enumerate(rows, 1)
+            lists[spec.name] = [RetrieverHit(p, r, score, s) for r, (p, s, score) in ranked]
+        return lists
+
     def _search(
         self,
         specs: list[_Spec],
@@ -177,24 +203,15 @@ class Retriever:
         vectors: np.ndarray | None,
         request: RetrievalRequest,
     ) -> dict[str, list[RetrieverHit]]:
+        """All dense lists in one statement."""
+        assert vectors is not None
         condition, params = filter_sql(request.filters)
-        posting_condition, _ = filter_sql(request.filters, "p.source_id", hashed=True)
         params["k"] = request.candidates
         params["kinds"] = list(request.filters.passage_kinds)
         parts = []
         for i, spec in enumerate(specs):
-            if spec.retriever == BM25:
-                terms = query_terms(texts[spec.variant])
-                if not terms:
-                    continue
-                params[f"terms{i}"] = terms
-                params[f"kind{i}"] = spec.kind
-                sql = bm25_sql(self.config.bm25, condition=posting_condition)
-                sql = sql.replace("%(terms)s", f"%(terms{i})s").replace("%(kind)s", f"%(kind{i})s")
-            else:
-                assert vectors is not None
-                params[f"vec{i}"] = _vector_literal(vectors[spec.variant])
-                sql = DENSE_SQL.format(filter=condition or "TRUE", i=i)
+            params[f"vec{i}"] = _vector_literal(vectors[spec.variant])
+            sql = DENSE_SQL.format(filter=condition or "TRUE", i=i)
             parts.append(f"SELECT {i} AS spec, q.* FROM ({sql}) q")
         lists: dict[str, list[RetrieverHit]] = {spec.name: [] for spec in specs}
         if not parts:

@@ -186,3 +186,52 @@ def bm25_sql(params: BM25Params, *, condition: str = "") -> str:
        GROUP BY p.passage_id, p.source_id
        ORDER BY score DESC, p.passage_id
        LIMIT %(k)s"""
+
+
+OVERFETCH = 2  # a filtered query first ranks k * OVERFETCH passages of the whole index
+
+
+def bm25_top_k(
+    kind: str,
+    terms: Sequence[str],
+    k: int,
+    *,
+    condition: str = "",
+    scan_condition: str = "",
+    params: dict[str, Any] | None = None,
+    bm25: BM25Params | None = None,
+) -> list[tuple[int, int, float]]:
+    """The exact k best passages of one kind for analyzed terms: ``(passage, source, score)``.
+
+    A filter (``condition`` on ``p.source_id``, e.g. a plan's libraries) is applied to the
+    ranking instead of to every posting read, because checking each posting cost as much
+    as scoring it (a hashed set of all the library's sources, built per query):
+
+    1. rank the whole index, k × ``OVERFETCH`` passages (no filter per posting);
+    2. keep those whose source passes ``condition`` (one statement over their sources);
+    3. when fewer than k are left and the ranking went on, the filter is narrow (a small
+       library in a large index): rank again with ``scan_condition`` applied per posting.
+
+    Either way the result is what scoring every posting of the filtered index returns. The
+    aggregation gets enough ``work_mem`` to stay in memory (tens of thousands of groups).
+    """
+    bm25 = bm25 or BM25Params()
+    values = {**(params or {}), "kind": kind, "terms": list(terms), "k": k * OVERFETCH}
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL jit = off")
+        cursor.execute("SET LOCAL work_mem = '32MB'")
+        cursor.execute(bm25_sql(bm25), values)
+        ranked = [(int(r[0]), int(r[1]), float(r[2])) for r in cursor.fetchall()]
+        if not condition:
+            return ranked[:k]
+        cursor.execute(
+            f"SELECT p.source_id FROM unnest(%(sources)s::bigint[]) AS p(source_id)"
+            f" WHERE {condition}",
+            {**values, "sources": sorted({source for _, source, _ in ranked})},
+        )
+        allowed = {row[0] for row in cursor.fetchall()}
+        kept = [row for row in ranked if row[1] in allowed]
+        if len(kept) >= k or len(ranked) < k * OVERFETCH:
+            return kept[:k]
+        cursor.execute(bm25_sql(bm25, condition=scan_condition or condition), {**values, "k": k})
+        return [(int(r[0]), int(r[1]), float(r[2])) for r in cursor.fetchall()]
