@@ -51,6 +51,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=13)
         parser.add_argument("--keep", action="store_true", help="keep the scratch rows")
         parser.add_argument("--json", type=Path, default=None)
+        parser.add_argument("--plot", type=Path, default=None, help="SVG of latency by size")
 
     def handle(self, *args: Any, **opts: Any) -> None:
         from ledger.services.library import get_or_create_library
@@ -75,6 +76,8 @@ class Command(BaseCommand):
                 delete_scratch(library.pk)
         if opts["json"]:
             opts["json"].write_text(json.dumps({**figures, "sizes": sizes}, indent=1))
+        if opts["plot"]:
+            opts["plot"].write_text(growth_svg(figures, sizes), encoding="utf-8")
 
     def _grow(self, generator: Generator, library_id: int, stored: int, size: int) -> None:
         from ledger.services.sparse_index import sync_sparse_index
@@ -89,7 +92,9 @@ class Command(BaseCommand):
             f" bm25 indexed {report.indexed} in {time.perf_counter() - started - written:.0f} s"
         )
         with connection.cursor() as cursor:
-            cursor.execute("ANALYZE ledger_passage; ANALYZE ledger_sparseposting")
+            # autovacuum's steady state: statistics, and the visibility map index-only scans need
+            cursor.execute("VACUUM ANALYZE ledger_passage")
+            cursor.execute("VACUUM ANALYZE ledger_sparseposting")
 
     def _measure(self, library_id: int, size: int, queries: list[str]) -> dict[str, float]:
         from research.pipeline.retrieve.metrics import percentile
@@ -108,6 +113,7 @@ class Command(BaseCommand):
                 started = time.perf_counter()
                 retriever.retrieve(request)
                 latencies.append((time.perf_counter() - started) * 1000.0)
+            out[f"size_{size}.load_avg"] = round(os.getloadavg()[0], 2)
             for q, label in ((50, "p50"), (95, "p95")):
                 key = f"size_{size}.{mode}.latency_{label}_ms"
                 out[key] = round(percentile(latencies, q), 2)
@@ -256,3 +262,49 @@ def delete_scratch(library_id: int) -> None:
             "DELETE FROM ledger_library WHERE id = %(lib)s",
         ):
             cursor.execute(statement, {"lib": library_id})
+
+
+def growth_svg(figures: dict[str, float], sizes: list[int]) -> str:
+    """Latency (p50 solid, p95 dashed) per mode against corpus size, as a small SVG."""
+    width, height, left, bottom = 640, 400, 60, 50
+    top = max([v for k, v in figures.items() if "latency" in k] + [1.0]) * 1.1
+    colors = {"hybrid": "#1f5fbf", "bm25": "#c0392b", "dense": "#2e8b57"}
+
+    def x(size: int) -> float:  # linear in size: a straight line is linear growth
+        return left + (width - left - 30) * size / max(sizes)
+
+    def y(ms: float) -> float:
+        return height - bottom - (height - bottom - 20) * ms / top
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}"'
+        ' font-family="sans-serif" font-size="12">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<line x1="{left}" y1="{height - bottom}" x2="{width - 10}" y2="{height - bottom}"'
+        ' stroke="black"/>',
+        f'<line x1="{left}" y1="20" x2="{left}" y2="{height - bottom}" stroke="black"/>',
+        f'<text x="{width / 2}" y="{height - 10}" text-anchor="middle">passages</text>',
+        f'<text x="15" y="{height / 2}" transform="rotate(-90 15 {height / 2})"'
+        ' text-anchor="middle">latency ms</text>',
+    ]
+    for size in sizes:
+        parts.append(
+            f'<text x="{x(size)}" y="{height - bottom + 16}" text-anchor="middle">'
+            f"{size // 1000}k</text>"
+        )
+    step = next(n for n in (25, 50, 100, 250, 500, 1000, 10**9) if top / n <= 8)
+    for tick in range(0, int(top) + 1, step):
+        parts.append(f'<text x="{left - 6}" y="{y(tick) + 4}" text-anchor="end">{tick}</text>')
+    for row, (mode, color) in enumerate(colors.items()):
+        for label, dash in (("p50", ""), ("p95", ' stroke-dasharray="5,4"')):
+            keys = [(s, f"size_{s}.{mode}.latency_{label}_ms") for s in sizes]
+            points = " ".join(f"{x(s):.1f},{y(figures[k]):.1f}" for s, k in keys if k in figures)
+            parts.append(
+                f'<polyline points="{points}" fill="none" stroke="{color}" stroke-width="2"{dash}/>'
+            )
+        parts.append(
+            f'<text x="{left + 10}" y="{30 + 16 * row}" fill="{color}">'
+            f"{mode} (p50 solid, p95 dashed)</text>"
+        )
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
