@@ -185,6 +185,14 @@ if EMBEDDING_BACKEND not in {"onnx-int8", "onnx", "torch"}:
     raise ImproperlyConfigured(
         f"EMBEDDING_BACKEND must be onnx-int8, onnx or torch, got {EMBEDDING_BACKEND!r}"
     )
+# The encoder of verification's sentence features: onnx (float32, the exact model's numbers;
+# the learned verifier was calibrated on them), onnx-int8 or torch.
+VERIFY_EMBEDDING_BACKEND = envstr("VERIFY_EMBEDDING_BACKEND", "onnx")
+if VERIFY_EMBEDDING_BACKEND not in {"onnx-int8", "onnx", "torch"}:
+    raise ImproperlyConfigured(
+        "VERIFY_EMBEDDING_BACKEND must be onnx-int8, onnx or torch,"
+        f" got {VERIFY_EMBEDDING_BACKEND!r}"
+    )
 # Where ONNX exports of the encoder are kept (made on first use or by export_encoder).
 ENCODER_CACHE_DIR = Path(envstr("ENCODER_CACHE_DIR", "") or BASE_DIR / ".data/cache/encoders")
 RERANKER_MODEL = envstr("RERANKER_MODEL", "")  # empty: no reranker, recorded as such

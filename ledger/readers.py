@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from ledger.models import (
     Candidate,
@@ -72,8 +72,23 @@ def passage_input(passage: Passage, score: float = 0.0) -> PassageInput:
 
 def passage_inputs(scores: dict[int, float]) -> list[PassageInput]:
     """The passages of ``scores`` (id -> score) as mining input, in the given order."""
-    by_id = Passage.objects.select_related("source", "snapshot").in_bulk(list(scores))
+    by_id = _passages().in_bulk(list(scores))
     return [passage_input(by_id[i], scores[i]) for i in scores if i in by_id]
+
+
+# What evidence_item() reads: not the vectors, nor the snapshots' bytes and text.
+_HEAVY = ("embedding", "snapshot__raw", "snapshot__text")
+
+
+def _passages() -> QuerySet[Passage]:
+    return Passage.objects.select_related("source", "snapshot").defer(*_HEAVY)
+
+
+def _links(links: QuerySet[EvidenceLink]) -> QuerySet[EvidenceLink]:
+    """Links with their passage, its source and snapshot in the same query."""
+    return links.select_related("passage__source", "passage__snapshot", "snapshot").defer(
+        *(f"passage__{field}" for field in _HEAVY), "snapshot__raw", "snapshot__text"
+    )
 
 
 def evidence_item(
@@ -129,13 +144,13 @@ def claim_input(claim: Claim, text: str | None = None) -> ClaimInput:
 
 def anchor_items(claim: Claim) -> list[EvidenceItem]:
     """The passages the claim was mined from, each with the sentence it cites."""
-    links = claim.evidence.filter(is_anchor=True).select_related("passage__source", "snapshot")
+    links = _links(claim.evidence.filter(is_anchor=True))
     return [evidence_item(link.passage, Pool.SUPPORT, cited_quote=link.quote) for link in links]
 
 
 def linked_items(claim: Claim) -> list[EvidenceItem]:
     """Every passage already linked to the claim, in its pool (for re-verification)."""
-    links = claim.evidence.select_related("passage__source", "snapshot").order_by("pk")
+    links = _links(claim.evidence.all()).order_by("pk")
     return [evidence_item(link.passage, link.pool) for link in links]
 
 
@@ -166,9 +181,7 @@ def gathered_pools(claim: Claim) -> Pools:
         PoolName.REFUTE: record.refute,
         PoolName.BACKGROUND: record.background,
     }
-    rows = Passage.objects.select_related("source", "snapshot").in_bulk(
-        [p.passage_id for pooled in saved.values() for p in pooled]
-    )
+    rows = _passages().in_bulk([p.passage_id for pooled in saved.values() for p in pooled])
     anchors = anchor_items(claim)
     pools: dict[PoolName, list[EvidenceItem]] = {name: [] for name in PoolName}
     pools[PoolName.SUPPORT] = list(anchors)

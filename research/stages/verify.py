@@ -19,6 +19,7 @@ record (a run upgraded mid-way) has it gathered first.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 
 from django.db import transaction
@@ -27,7 +28,16 @@ from ledger.models import Claim, Verdict
 from ledger.readers import claim_input, counter_record, gathered_pools
 from ledger.services.verdicts import do_record_verdict
 from research.pipeline.counter import Retrieve
-from research.pipeline.verify import ClaimVerdict, VerifyConfig, default_config, verify_claim
+from research.pipeline.verify import (
+    STAGE_EMBEDDING_CACHE,
+    ClaimVerdict,
+    VerifyConfig,
+    default_config,
+    verify_claim,
+    verify_encoder,
+)
+from research.pipeline.verify.embedcache import EmbeddingCache
+from research.pipeline.verify.features import item_sentences
 from research.services.runs import do_count_verification
 from research.stages import counter
 from research.stages.base import StageContext
@@ -35,10 +45,13 @@ from research.stages.retrieve import library_retrieve
 
 
 def run(ctx: StageContext) -> None:
-    config = default_config()
+    cache = EmbeddingCache(verify_encoder().encode, max_entries=STAGE_EMBEDDING_CACHE)
+    config = default_config(cache.encode)
     for family, why in config.notes.items():
         ctx.note(family, why)
     run_claims = Claim.objects.filter(run=ctx.run)
+    if config.notes.get("learned") is None:  # the learned family encodes sentences
+        encode_ahead(run_claims.filter(status=Verdict.PENDING).order_by("pk"), cache)
     ungathered = run_claims.filter(status=Verdict.PENDING, counter_evidence={}).exists()
     retrieve = library_retrieve(ctx.run) if ungathered else None
     total = run_claims.count()
@@ -48,6 +61,23 @@ def run(ctx: StageContext) -> None:
         verify(claim, config, retrieve)
     ctx.progress(total, total)
     ctx.count(**{s: run_claims.filter(status=s).count() for s in ("pass", "fail", "uncertain")})
+
+
+def encode_ahead(claims: Iterable[Claim], cache: EmbeddingCache) -> None:
+    """Encode every claim and pool sentence the stage will judge, in one length-sorted call.
+
+    The encoder then works on full batches of similar length instead of one short call per
+    claim; the verifiers find the vectors in ``cache`` (same encoder, same numbers).
+    """
+    texts: list[str] = []
+    for claim in claims:
+        if counter_record(claim) is None:
+            continue  # gathered later, in verify()
+        texts.append(claim.text)
+        for item in gathered_pools(claim).items():
+            texts += [item.text[a:b] for a, b in item_sentences(item)]
+    if texts:
+        cache.encode(list(dict.fromkeys(texts)))
 
 
 def verify(

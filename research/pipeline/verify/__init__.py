@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
+    from research.providers.embedder import Embedder
+
 __all__ = [
     "ClaimInput",
     "ClaimVerdict",
@@ -85,14 +87,29 @@ Encode = Callable[[list[str]], "NDArray[np.float32]"]
 STAGE_EMBEDDING_CACHE = 50_000
 
 
-def default_config() -> VerifyConfig:
-    """The configured verifier families, encoding through one memory cache of sentences."""
-    from research.pipeline.verify.embedcache import EmbeddingCache
+def default_config(encode: Encode | None = None) -> VerifyConfig:
+    """The configured verifier families, encoding through ``encode`` (default: one memory
+    cache of sentences over the verification encoder, ``verify_encoder()``)."""
+    if encode is None:
+        from research.pipeline.verify.embedcache import EmbeddingCache
+
+        encode = EmbeddingCache(verify_encoder().encode, max_entries=STAGE_EMBEDDING_CACHE).encode
+    verifiers, notes = default_verifiers(encode)
+    return VerifyConfig(verifiers=verifiers, notes=notes)
+
+
+def verify_encoder() -> Embedder:
+    """The sentence encoder of verification: ``VERIFY_EMBEDDING_BACKEND`` (default ``onnx``,
+    float32: the learned verifier's thresholds were fitted on exact vectors, and int8 ones
+    are not the same features)."""
+    from django.conf import settings
+
     from research.providers.embedder import Embedder
 
-    cache = EmbeddingCache(Embedder.from_settings().encode, max_entries=STAGE_EMBEDDING_CACHE)
-    verifiers, notes = default_verifiers(cache.encode)
-    return VerifyConfig(verifiers=verifiers, notes=notes)
+    base = Embedder.from_settings()
+    return Embedder(
+        base.model_name, base.batch_size, settings.VERIFY_EMBEDDING_BACKEND, base.cache_dir
+    )
 
 
 def default_verifiers(
@@ -112,9 +129,7 @@ def default_verifiers(
     notes: dict[str, str] = {}
     try:
         if encode is None:
-            from research.providers.embedder import Embedder
-
-            encode = Embedder.from_settings().encode
+            encode = verify_encoder().encode
         verifiers.append(LearnedVerifier(VerifierWeights.load(), encode, out_of_fold=out_of_fold))
     except LearnedUnavailable as exc:
         notes["learned"] = f"unavailable: {exc}"
