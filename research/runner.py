@@ -49,6 +49,7 @@ from research.stages import (
     ingest,
     mine,
     retrieve,
+    rundiff,
     search,
     synthesize,
     verify,
@@ -130,6 +131,7 @@ def handle_countering(ctx: StageContext) -> str:
 
 def handle_verifying(ctx: StageContext) -> str:
     verify.run(ctx)
+    rundiff.run(ctx)  # the ledger is complete: diff it, carry unchanged decisions over
     return RunState.AWAITING_REVIEW
 
 

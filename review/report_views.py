@@ -14,9 +14,11 @@ from research.models import Run
 from research.services import get_run_for_user
 from review import reports
 from review import services as review_services
+from review.diff import RunDiffRecord, previous_run
 from review.diff import diff_runs as compute_diff
-from review.diff import previous_run
 from review.exports.markdown import APPENDIX_TITLES
+from review.models import RunDiff
+from review.rundiffs import stored_record
 from review.signing import key_id, key_path, public_key_b64, public_key_pem, signing_public_key
 
 
@@ -84,7 +86,12 @@ def export_report(request: AuthedHttpRequest, code: UUID, fmt: str) -> HttpRespo
 def diff_runs(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
     run = get_run_for_user(request.user, code)
     against = _against(request, run)
-    diff = compute_diff(against, run) if against is not None else None
+    stored = RunDiff.objects.filter(run=run).first()
+    diff: RunDiffRecord | None
+    if against is not None and stored is not None and stored.against_id == against.pk:
+        diff = stored_record(stored)  # what was recorded when the run reached review
+    else:
+        diff = compute_diff(against, run) if against is not None else None
     runs = Run.objects.filter(plan_version__plan=run.plan_version.plan).exclude(pk=run.pk)
     context = {"run": run, "against": against, "diff": diff, "runs": runs}
     return render(request, "review/diff.html", context)

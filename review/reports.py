@@ -38,7 +38,6 @@ from research.models import Plan, Run
 from research.pipeline.synthesize import Capsule, CapsuleEvidence, Synthesis, synthesize
 from research.providers.llm import LLMClient
 from review import services as review_services
-from review.diff import diff_runs, previous_run
 from review.exports import bundle, citations
 from review.exports.document import (
     CitedQuote,
@@ -60,6 +59,7 @@ from review.exports.records import (
     UnsupportedDocument,
 )
 from review.models import Export, Report, ReviewDecision
+from review.rundiffs import run_diff_record
 from review.signing import instance_private_key
 
 FORMATS: dict[str, tuple[str, str]] = {
@@ -248,8 +248,7 @@ def prepare_report(run: Run, user: Any, synthesis: Synthesis, inputs: ReportInpu
     """The next report version, frozen but not saved yet (``render_checked`` works on it)."""
     used = {code: inputs.claims[code] for code in synthesis.labels}
     decisions = list(review_services.run_decisions(run))
-    earlier = previous_run(run)
-    diff = diff_runs(earlier, run) if earlier is not None else None
+    diff = run_diff_record(run)
     version = (Report.objects.filter(run=run).aggregate(v=Max("version"))["v"] or 0) + 1
     created_at = timezone.now()
     document = build_document(

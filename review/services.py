@@ -670,3 +670,58 @@ def evidence_pools(claim: Claim) -> dict[str, list[QuoteInContext]]:
     for link in links:
         pools.setdefault(link.pool, []).append(quote_in_context(link))
     return pools
+
+
+# --- carried over from an earlier run ---------------------------------------------------
+
+
+def do_carry_over_decisions(
+    claim: Claim, history: list[ReviewDecision], reverification: dict[str, Any] | None
+) -> list[ReviewDecision]:
+    """Replay an earlier run's decisions on an unchanged claim of a new run.
+
+    Each becomes a decision on this claim by the same reviewer, with the same action,
+    reasons and texts, linked to the decision it carries (``carried_from``); a narrowing
+    applies ``reverification`` (the narrowed text re-verified on this claim's evidence).
+    Refused (``DecisionRefused``, nothing written) when the history does not start from
+    this claim's text or the claim already has decisions.
+    """
+    with transaction.atomic():
+        locked = Claim.objects.select_for_update().get(pk=claim.pk)
+        if locked.decisions.exists():
+            raise DecisionRefused("This claim already has decisions.")
+        return [_carry(locked, old, reverification or {}) for old in history]
+
+
+def _carry(claim: Claim, old: ReviewDecision, reverification: dict[str, Any]) -> ReviewDecision:
+    if old.text_before != claim.text:
+        raise DecisionRefused(f"the earlier {old.action} was of another text")
+    decision = ReviewDecision.objects.create(
+        claim=claim,
+        reviewer=old.reviewer,
+        action=old.action,
+        text_before=claim.text,
+        text_after=old.text_after,
+        reason_code=old.reason_code,
+        reason=old.reason,
+        allowed_scope=old.allowed_scope,
+        prohibited_overstatements=old.prohibited_overstatements,
+        claim_version=claim.version,
+        reverification=reverification if old.action == Action.NARROW else {},
+        carried_from=old,
+    )
+    carried = f"carried over from run {old.claim.run.code}"
+    if old.action == Action.NARROW:
+        prohibited = list(old.prohibited_overstatements or [])
+        narrowing = _narrowing(claim, old.text_after, reverification, old.allowed_scope, prohibited)
+        do_apply_review(claim, ReviewState.NARROWED, narrowing=narrowing)
+    elif old.action == Action.APPROVE:
+        why = f"approved by a reviewer ({carried})"
+        disposition = _disposition(claim, DispositionState.KEPT, why)
+        do_apply_review(claim, ReviewState.APPROVED, disposition=disposition)
+    else:
+        label = dict(REJECT_REASONS).get(old.reason_code, old.reason_code)
+        why = f"rejected by a reviewer: {label} ({carried})"
+        disposition = _disposition(claim, DispositionState.DROPPED, why)
+        do_apply_review(claim, ReviewState.REJECTED, disposition=disposition)
+    return decision
