@@ -42,7 +42,7 @@ class SnapshotAdmin(ReadOnlyAdmin):
 @admin.register(Passage)
 class PassageAdmin(ReadOnlyAdmin):
     list_display = ["snapshot", "kind", "start", "end", "section_path"]
-    exclude = ["embedding", "search_vector"]
+    exclude = ["embedding"]
 
 
 @admin.register(SearchHit)

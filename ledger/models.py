@@ -8,7 +8,6 @@ from uuid import uuid4
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
-from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.urls import reverse
 from pgvector.django import HnswIndex, VectorField
@@ -204,7 +203,6 @@ class Passage(models.Model):
     fingerprint = models.CharField(max_length=64, db_index=True)
     embedding = VectorField(dimensions=EMBEDDING_DIM, null=True, blank=True)
     embedding_model = models.CharField(max_length=200, blank=True)
-    search_vector = SearchVectorField(null=True, blank=True)
 
     class Meta:
         ordering = ["snapshot", "ordinal"]
@@ -225,8 +223,6 @@ class Passage(models.Model):
                 ef_construction=64,
                 opclasses=["vector_cosine_ops"],
             ),
-            # Sparse candidates: WHERE search_vector @@ websearch_to_tsquery(...).
-            GinIndex(name="passage_search_gin", fields=["search_vector"]),
             # Ledger full-text on passages quoted as evidence: text ILIKE '%term%'.
             GinIndex(name="passage_text_trgm", fields=["text"], opclasses=["gin_trgm_ops"]),
         ]

@@ -663,7 +663,7 @@ def evidence_pools(claim: Claim) -> dict[str, list[QuoteInContext]]:
     """The claim's evidence by pool (support, refute, background), quotes in context."""
     links = (
         claim.evidence.select_related("passage", "snapshot__source")
-        .defer("snapshot__raw", "passage__embedding", "passage__search_vector")
+        .defer("snapshot__raw", "passage__embedding")
         .order_by("pool", "-is_anchor", "-score", "pk")
     )
     pools: dict[str, list[QuoteInContext]] = {"support": [], "refute": [], "background": []}

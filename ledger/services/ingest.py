@@ -14,9 +14,8 @@ corpus records) and, batch by batch:
 3. hands the batch's chunk texts (``title\\nsection\\ntext``) to the encoder thread, which
    encodes them in length-sorted batches while the previous batch is being written;
 4. writes sources, snapshots, library membership and passages in one transaction,
-   passages in a single ``INSERT … SELECT FROM unnest(…)`` that also computes the
-   weighted tsvector (title A, section B, body C) inside Postgres, then their BM25
-   postings (``sparse_index.sync_sparse_index``), so the batch is searchable at commit.
+   passages in a single ``INSERT … SELECT FROM unnest(…)``, then their BM25 postings
+   (``sparse_index.sync_sparse_index``), so the batch is searchable at commit.
 
 Section passages (the parent context of chunks) are stored and BM25-indexed but not
 embedded: dense retrieval searches chunks. Every step is keyed by content hashes, so
@@ -553,18 +552,15 @@ def _snapshot_metadata(extracted: Extracted) -> dict[str, Any]:
 _INSERT_PASSAGES = """
 INSERT INTO ledger_passage (id, snapshot_id, source_id, parent_id, kind, ordinal,
     section_path, start, "end", page, text, sentences, fingerprint, embedding,
-    embedding_model, search_vector)
+    embedding_model)
 SELECT t.id, t.snapshot_id, t.source_id, t.parent_id, t.kind, t.ordinal, t.section_path,
        t.start, t."end", t.page, t.text, t.sentences::jsonb, t.fingerprint,
-       t.embedding::vector, CASE WHEN t.embedding IS NULL THEN '' ELSE %s END,
-       setweight(to_tsvector('english', t.title), 'A')
-       || setweight(to_tsvector('english', t.section_path), 'B')
-       || setweight(to_tsvector('english', t.text), 'C')
+       t.embedding::vector, CASE WHEN t.embedding IS NULL THEN '' ELSE %s END
   FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[], %s::text[],
               %s::int[], %s::text[], %s::int[], %s::int[], %s::int[], %s::text[],
-              %s::text[], %s::text[], %s::text[], %s::text[])
+              %s::text[], %s::text[], %s::text[])
     AS t(id, snapshot_id, source_id, parent_id, kind, ordinal, section_path, start, "end",
-         page, text, sentences, fingerprint, embedding, title)
+         page, text, sentences, fingerprint, embedding)
 """
 
 
@@ -573,7 +569,7 @@ def _insert_passages(items: list[_Prepared], model: str) -> list[int]:
     if not count:
         return []
     ids = _allocate_ids(count)
-    columns: list[list[Any]] = [[] for _ in range(15)]
+    columns: list[list[Any]] = [[] for _ in range(14)]
     cursor_id = 0
     for item in items:
         first = ids[cursor_id]
@@ -610,7 +606,6 @@ def _passage_row(
         sentences,
         sha256_hex(text),
         vector,
-        _title(item),
     ]
 
 

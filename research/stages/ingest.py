@@ -4,8 +4,9 @@
   at most ``budgets.documents`` of them, and fetch + ingest web hits that have no
   Source yet (through the fetcher and ``ledger.services.ingest``, keyed by content
   hash, so a resumed stage re-ingests nothing). Library hits already have sources.
-* Index — check that every passage of an admitted source has an embedding and a
-  tsvector; passages that lack one are counted and reported, never papered over.
+* Index — bring the admitted sources' passages into the BM25 index and check that every
+  one has an embedding; passages that lack one are counted and reported, never papered
+  over.
 """
 
 from __future__ import annotations

@@ -42,20 +42,6 @@ def test_it_answers_nearest_neighbours_through_the_hnsw_index():
         assert len(cursor.fetchall()) == 5
 
 
-def test_it_answers_full_text_through_the_gin_index():
-    snapshot = make_snapshot("Vitamin D supplementation and fracture risk in older adults.")
-    make_passage(snapshot)
-    with connection.cursor() as cursor:
-        cursor.execute("UPDATE ledger_passage SET search_vector = to_tsvector('english', text)")
-    sql = "SELECT id FROM ledger_passage WHERE search_vector @@ websearch_to_tsquery('english', %s)"
-    assert "passage_search_gin" in _explain(sql, ["fracture vitamin"])
-    with connection.cursor() as cursor:
-        cursor.execute(sql, ["fracture vitamin"])
-        assert len(cursor.fetchall()) == 1
-        cursor.execute(sql, ["unrelated astronomy"])
-        assert cursor.fetchall() == []
-
-
 def test_it_has_the_extensions_installed():
     with connection.cursor() as cursor:
         cursor.execute("SELECT extname FROM pg_extension")

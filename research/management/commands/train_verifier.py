@@ -2,19 +2,21 @@
 
     python manage.py train_verifier --scifact ../shared/data/scifact
 
-Reproducible: fixed fold seed and solver seed, deterministic features, MiniLM vectors
-cached under .data/cache/verify/ (the corpus is encoded once). Prints the grouped
-cross-validation figures and the baselines it must beat; see docs/verifier.md.
+Needs the ``train`` extra (scikit-learn: ``pip install '.[train]'``). Reproducible: fixed
+fold seed and solver seed, deterministic features, MiniLM vectors cached under
+.data/cache/verify/ (the corpus is encoded once). Prints the grouped cross-validation
+figures and the baselines it must beat; see docs/verifier.md.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from research.pipeline.verify.learned import WEIGHTS_PATH
 from research.pipeline.verify.training import TrainConfig, train_and_evaluate
@@ -32,6 +34,8 @@ class Command(BaseCommand):
         parser.add_argument("--fold-seed", type=int, default=TrainConfig.fold_seed)
 
     def handle(self, *args: Any, **opts: Any) -> None:
+        if importlib.util.find_spec("sklearn") is None:
+            raise CommandError("training needs scikit-learn: pip install '.[train]'")
         from research.pipeline.verify.embedcache import EmbeddingCache
         from research.pipeline.verify.scifact import load_claims, load_corpus
         from research.providers.embedder import Embedder, configure_threads
