@@ -1,6 +1,16 @@
 from __future__ import annotations
 
-from research.pipeline.counter import counter_queries, gather_pools, negate, topic
+import json
+
+from research.pipeline.counter import (
+    CounterRecord,
+    PooledPassage,
+    SearchedQuery,
+    counter_queries,
+    gather_pools,
+    negate,
+    topic,
+)
 from research.pipeline.verify.records import PoolName
 
 from .helpers import item
@@ -49,3 +59,32 @@ def test_its_key_terms_skip_letter_entities_and_keep_words_that_merely_contain_t
     assert key.split()[0] == "p53"
     assert "D" not in key.split() and "OH" not in key.split()
     assert {"vitamin", "intakes", "serum"} <= set(key.lower().split())
+
+
+def test_it_saves_and_reads_back_the_counter_record_as_the_column_stores_it():
+    record = CounterRecord(
+        queries=(SearchedQuery("Aspirin reduces fever.", "support", "support", 2),),
+        support=(PooledPassage(7, 0.5),),
+        refute=(PooledPassage(9, 0.25),),
+    )
+    stored = record.to_json()
+    assert stored == {
+        "queries": [
+            {"text": "Aspirin reduces fever.", "intent": "support", "pool": "support", "found": 2}
+        ],
+        "pools": {"support": [[7, 0.5]], "refute": [[9, 0.25]], "background": []},
+    }
+    assert CounterRecord.from_json(json.loads(json.dumps(stored))) == record
+
+
+def test_it_reads_an_empty_column_as_not_gathered_and_a_malformed_one_leniently():
+    assert CounterRecord.from_json({}) is None
+    assert CounterRecord.from_json(None) is None
+    record = CounterRecord.from_json(
+        {"queries": ["not a dict", {"text": "ok query"}], "pools": {"refute": [[3, 0.4], "x"]}}
+    )
+    assert record is not None
+    assert record.queries == (SearchedQuery("ok query", "", "", 0),)
+    assert record.refute == (PooledPassage(3, 0.4),) and record.support == ()
+    why = CounterRecord(unavailable="retrieval unavailable")
+    assert CounterRecord.from_json(why.to_json()) == why
