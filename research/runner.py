@@ -21,6 +21,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from uuid import UUID
 
 from django.db import transaction
 from django.utils import timezone
@@ -166,7 +167,7 @@ def current_round(run: Run) -> int:
     return int(run.counters.get("round", 0))
 
 
-def step(run_code: Any, schedule: Schedule = _no_schedule) -> StepResult:
+def step(run_code: UUID | str, schedule: Schedule = _no_schedule) -> StepResult:
     """Run the current state's handler once and move the run on (see module docstring)."""
     run = Run.objects.select_related("plan_version__plan").get(code=run_code)
     if run.is_terminal or run.state in WAITING_STATES:
@@ -279,7 +280,7 @@ def _jump(ctx: StageContext, target: str, schedule: Schedule) -> StepResult:
     return StepResult(run.state, again=True)
 
 
-def run_to_end(run_code: Any, *, on_step: Callable[[StepResult], None] | None = None) -> Run:
+def run_to_end(run_code: UUID | str, *, on_step: Callable[[StepResult], None] | None = None) -> Run:
     """Drive a run synchronously through the same handlers (the ``runplan`` command)."""
     import time
 

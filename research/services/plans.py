@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 from uuid import UUID
 
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Q, QuerySet
@@ -55,14 +56,14 @@ class PlanConflict(Exception):
 # --- access ---------------------------------------------------------------------------
 
 
-def plans_for_user(user: Any) -> QuerySet[Plan]:
+def plans_for_user(user: User) -> QuerySet[Plan]:
     plans = Plan.objects.all()
     if not user.is_superuser:
         plans = plans.filter(Q(owner=user) | Q(members=user)).distinct()
     return plans
 
 
-def get_plan_for_user(user: Any, code: UUID) -> Plan:
+def get_plan_for_user(user: User, code: UUID) -> Plan:
     """A plan the user may see; strangers get 404, never a hint that it exists."""
     plan = plans_for_user(user).filter(code=code).first()
     if plan is None:
@@ -70,7 +71,7 @@ def get_plan_for_user(user: Any, code: UUID) -> Plan:
     return plan
 
 
-def get_editable_plan_for_user(user: Any, code: UUID) -> Plan:
+def get_editable_plan_for_user(user: User, code: UUID) -> Plan:
     """A plan the user may change: 404 for strangers, 403 for read-only members."""
     plan = get_plan_for_user(user, code)
     if not can_edit_plans(user):
@@ -78,7 +79,7 @@ def get_editable_plan_for_user(user: Any, code: UUID) -> Plan:
     return plan
 
 
-def get_run_for_user(user: Any, code: UUID) -> Run:
+def get_run_for_user(user: User, code: UUID) -> Run:
     run = Run.objects.select_related("plan_version__plan").filter(code=code).first()
     if run is None or not run.plan_version.plan.is_visible_to(user):
         raise Http404("No such run")
@@ -93,7 +94,9 @@ def current_content(plan: Plan) -> PlanContent:
     return parse_plan(plan.current_version.content)
 
 
-def check_create_plan(user: Any, question: str, scope: str = "", library: Any = None) -> Plan:
+def check_create_plan(
+    user: User, question: str, scope: str = "", library: Library | None = None
+) -> Plan:
     """Propose a plan for a question and save it as version 1, or raise PlanInvalid."""
     if not can_edit_plans(user):
         raise PermissionDenied("Only researchers may create plans.")
@@ -109,7 +112,9 @@ def check_create_plan(user: Any, question: str, scope: str = "", library: Any = 
     return do_create_plan(user, content, scope=scope, library=library)
 
 
-def do_create_plan(user: Any, content: PlanContent, scope: str = "", library: Any = None) -> Plan:
+def do_create_plan(
+    user: User, content: PlanContent, scope: str = "", library: Library | None = None
+) -> Plan:
     with transaction.atomic():
         plan = Plan.objects.create(
             owner=user, question=content.question, scope=scope, library=library
@@ -119,7 +124,7 @@ def do_create_plan(user: Any, content: PlanContent, scope: str = "", library: An
 
 
 def check_save_plan(
-    user: Any, plan: Plan, base: int, content: PlanContent | dict[str, Any], note: str
+    user: User, plan: Plan, base: int, content: PlanContent | dict[str, Any], note: str
 ) -> PlanVersion:
     """Save an edited plan as the next version, if ``base`` is still the current one."""
     if not can_edit_plans(user):
@@ -145,7 +150,7 @@ def check_save_plan(
 
 
 def check_edit_plan(
-    user: Any,
+    user: User,
     plan: Plan,
     base: int,
     edit: Callable[[PlanContent], str],
@@ -207,7 +212,7 @@ def plan_edit(op: str, data: dict[str, Any]) -> Callable[[PlanContent], str]:
     return edit
 
 
-def check_update_plan_library(user: Any, plan: Plan, library: Library | None) -> bool:
+def check_update_plan_library(user: User, plan: Plan, library: Library | None) -> bool:
     """Point the plan at another library (a plan field, not versioned); True if changed."""
     if not can_edit_plans(user):
         raise PermissionDenied("Only researchers may edit plans.")

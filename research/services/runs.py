@@ -11,6 +11,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db import connection, transaction
 from django.utils import timezone
@@ -103,7 +104,7 @@ def start_blockers(plan: Plan, content: PlanContent) -> list[str]:
     return problems
 
 
-def check_start_run(user: Any, plan: Plan, base: int, *, enqueue: bool = True) -> Run:
+def check_start_run(user: User, plan: Plan, base: int, *, enqueue: bool = True) -> Run:
     """Start a run of the current version; refuse (nothing created) when it cannot run.
 
     ``enqueue=False`` leaves the run for a synchronous driver (``runplan``) instead of
@@ -122,7 +123,7 @@ def check_start_run(user: Any, plan: Plan, base: int, *, enqueue: bool = True) -
 
 
 def do_start_run(
-    user: Any, version: PlanVersion, content: PlanContent, *, enqueue: bool = True
+    user: User, version: PlanVersion, content: PlanContent, *, enqueue: bool = True
 ) -> Run:
     with transaction.atomic():
         run = Run.objects.create(
@@ -136,7 +137,7 @@ def do_start_run(
     return run
 
 
-def do_request_cancel(user: Any, run: Run) -> Run:
+def do_request_cancel(user: User, run: Run) -> Run:
     """Ask a run to stop at its next safe point (a queued run stops at once)."""
     if not can_edit_plans(user):
         raise PermissionDenied("Only researchers may cancel runs.")
@@ -161,7 +162,7 @@ def do_request_cancel(user: Any, run: Run) -> Run:
     return locked
 
 
-def do_start_synthesis(run: Run, user: Any, *, enqueue: bool = True) -> Run:
+def do_start_synthesis(run: Run, user: User, *, enqueue: bool = True) -> Run:
     """Move a reviewed run (or a done one, for a new report version) to ``synthesizing``
     and queue the stage a worker runs; who asked is kept in the stage's cursor.
 
