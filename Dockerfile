@@ -1,4 +1,4 @@
-# Evidence Bureau: one image for web (daphne) and workers (procrastinate).
+# Evidence Bureau: one image for web (uvicorn processes) and workers (procrastinate).
 FROM python:3.11-slim-bookworm
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -39,4 +39,5 @@ RUN useradd --create-home --uid 1000 evidence && mkdir -p /app/.data && chown -R
 USER evidence
 
 EXPOSE 8000
-CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "config.asgi:application"]
+ENV EB_HOST=0.0.0.0 EB_PORT=8000
+CMD ["python", "-m", "config.launcher", "web"]

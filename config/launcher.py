@@ -1,10 +1,17 @@
-"""``make run``: database, migrations, first admin, then daphne and a worker.
+"""``make run``: database, migrations, first admin, then the web server and workers.
 
 1. Take an exclusive lock on the data folder, so a second launcher says "already
    running" instead of starting a second server on the same data.
 2. Start (or attach to) the embedded Postgres unless DATABASE_URL is set.
 3. Migrate, collect static files when DEBUG is off, create the first admin.
-4. Start daphne and one procrastinate worker; print the URL; stop both on Ctrl-C.
+4. Start the web server (uvicorn, ``EB_WEB_PROCESSES`` processes) and ``EB_WORKERS``
+   procrastinate workers; print the URL.
+5. Supervise: a service that exits is started again after a back-off (1 s, doubling to
+   60 s; reset once it has stayed up for a minute), so one crashed worker never takes
+   the web server or the database down. Ctrl-C stops everything.
+
+``python -m config.launcher web`` runs only the web server command (docker-compose's
+``web`` service), with the same options.
 """
 
 from __future__ import annotations
@@ -15,12 +22,16 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 from config import embedded
 
 BASE_DIR = embedded.BASE_DIR
+BACKOFF_FIRST_S = 1.0
+BACKOFF_MAX_S = 60.0
+STABLE_AFTER_S = 60.0
 
 
 def _lock_file() -> Path:
@@ -47,43 +58,130 @@ def _manage(*args: str, env: dict[str, str]) -> None:
 
 def _child_env() -> dict[str, str]:
     env = dict(os.environ)
+    env.setdefault("DJANGO_DEBUG", "true")  # a local checkout: explicitly developing
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
     env.setdefault("HF_HUB_OFFLINE", "1")
     env.setdefault("PYTHONUNBUFFERED", "1")
     return env
 
 
+def _debug(env: dict[str, str]) -> bool:
+    return env.get("DJANGO_DEBUG", "false").strip().lower() in {"1", "true", "yes", "on"}
+
+
 def prepare(env: dict[str, str]) -> None:
     _manage("migrate", "--no-input", "-v", "0", env=env)
-    if env.get("DJANGO_DEBUG", "true").lower() in {"0", "false", "no", "off"}:
+    if not _debug(env):
         _manage("collectstatic", "--no-input", "-v", "0", env=env)
     _manage("ensureadmin", env=env)
 
 
-def start_services(env: dict[str, str], host: str, port: str) -> list[subprocess.Popen[bytes]]:
-    daphne = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", host, "-p", port, "config.asgi:application"],
-        env=env,
-        cwd=BASE_DIR,
-    )
+def web_processes(env: dict[str, str]) -> int:
+    raw = env.get("EB_WEB_PROCESSES", "").strip() or "2"
+    try:
+        value = int(raw)
+    except ValueError:
+        raise SystemExit(f"EB_WEB_PROCESSES must be an integer, got {raw!r}") from None
+    if value < 1:
+        raise SystemExit(f"EB_WEB_PROCESSES must be at least 1, got {value}")
+    return value
+
+
+def web_command(env: dict[str, str], host: str, port: str) -> list[str]:
+    """uvicorn with ``EB_WEB_PROCESSES`` worker processes (it restarts a dead one itself).
+
+    uvicorn reads request bodies as the application asks for them (with flow control),
+    so ``config.limits`` can refuse an oversized body before it is buffered.
+    """
+    command = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "config.asgi:application",
+        "--host",
+        host,
+        "--port",
+        port,
+        "--workers",
+        str(web_processes(env)),
+        "--ws",
+        "websockets",
+        "--lifespan",
+        "off",
+        "--timeout-graceful-shutdown",
+        "10",
+        "--no-server-header",
+    ]
+    proxies = env.get("EB_FORWARDED_ALLOW_IPS", "").strip()
+    if proxies:  # a reverse proxy's address: trust its X-Forwarded-For for client IPs
+        command += ["--proxy-headers", "--forwarded-allow-ips", proxies]
+    else:
+        command += ["--no-proxy-headers"]
+    if env.get("EB_ACCESS_LOG", "") not in {"1", "true"}:
+        command += ["--no-access-log"]
+    return command
+
+
+def worker_command(n: int) -> list[str]:
+    name = f"worker-{os.getpid()}-{n}"
+    return [sys.executable, str(BASE_DIR / "manage.py"), "procrastinate", "worker", "--name", name]
+
+
+@dataclass
+class Service:
+    """One supervised process: restarted after a back-off whenever it exits."""
+
+    name: str
+    command: list[str]
+    env: dict[str, str]
+    proc: subprocess.Popen[bytes] | None = None
+    started_at: float = 0.0
+    backoff_s: float = BACKOFF_FIRST_S
+    restart_at: float | None = None
+    restarts: int = 0
+    log: list[str] = field(default_factory=list)
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(self.command, env=self.env, cwd=BASE_DIR)
+        self.started_at = time.monotonic()
+        self.restart_at = None
+
+    def check(self, now: float) -> None:
+        """Notice an exit and schedule the restart; restart when its time has come."""
+        if self.restart_at is not None:
+            if now >= self.restart_at:
+                self.restarts += 1
+                self.start()
+            return
+        if self.proc is None or self.proc.poll() is None:
+            if now - self.started_at >= STABLE_AFTER_S:
+                self.backoff_s = BACKOFF_FIRST_S
+            return
+        code = self.proc.returncode
+        message = f"{self.name} exited with code {code}; restarting in {self.backoff_s:.0f} s"
+        print(message, file=sys.stderr, flush=True)
+        self.log.append(message)
+        self.restart_at = now + self.backoff_s
+        self.backoff_s = min(self.backoff_s * 2, BACKOFF_MAX_S)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+
+    def wait(self) -> None:
+        if self.proc is None:
+            return
+        try:
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def services(env: dict[str, str], host: str, port: str) -> list[Service]:
     workers = int(env.get("EB_WORKERS", "1"))
-    procs = [daphne]
-    for n in range(workers):
-        procs.append(
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    str(BASE_DIR / "manage.py"),
-                    "procrastinate",
-                    "worker",
-                    "--name",
-                    f"worker-{os.getpid()}-{n}",
-                ],
-                env=env,
-                cwd=BASE_DIR,
-            )
-        )
-    return procs
+    web = Service("web server", web_command(env, host, port), env)
+    return [web, *(Service(f"worker {n}", worker_command(n), env) for n in range(workers))]
 
 
 def wait_until_up(host: str, port: str, timeout_s: float = 60.0) -> bool:
@@ -100,15 +198,20 @@ def wait_until_up(host: str, port: str, timeout_s: float = 60.0) -> bool:
     return False
 
 
-def stop(procs: list[subprocess.Popen[bytes]]) -> None:
-    for proc in procs:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-    for proc in procs:
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+def supervise(running: list[Service], poll_s: float = 0.5) -> None:
+    """Keep every service up until interrupted (KeyboardInterrupt ends it)."""
+    while True:
+        now = time.monotonic()
+        for service in running:
+            service.check(now)
+        time.sleep(poll_s)
+
+
+def stop(running: list[Service]) -> None:
+    for service in running:
+        service.stop()
+    for service in running:
+        service.wait()
 
 
 def main() -> int:
@@ -121,9 +224,12 @@ def main() -> int:
     if not os.environ.get("DATABASE_URL"):
         started_db = "running" not in embedded.status()
         os.environ["DATABASE_URL"] = embedded.start()
+        os.environ["EMBEDDED_PG"] = "1"
     env = _child_env()
     prepare(env)
-    procs = start_services(env, host, port)
+    running = services(env, host, port)
+    for service in running:
+        service.start()
     url = f"http://{host}:{port}/"
     lock.seek(0)
     lock.truncate()
@@ -132,21 +238,28 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
         if not wait_until_up(host, port):
-            print("daphne did not answer on /healthz within 60 s", file=sys.stderr)
+            print("the web server did not answer on /healthz within 60 s", file=sys.stderr)
             return 1
-        print(f"Evidence Bureau is running at {url}  (Ctrl-C to stop)", flush=True)
-        while all(proc.poll() is None for proc in procs):
-            time.sleep(0.5)
-        print("a service exited; stopping the others", file=sys.stderr)
-        return 1
+        mode = "development mode (DEBUG on)" if _debug(env) else "DEBUG off"
+        print(f"Evidence Bureau is running at {url}  ({mode}; Ctrl-C to stop)", flush=True)
+        supervise(running)
+        return 0
     except KeyboardInterrupt:
         return 0
     finally:
-        stop(procs)
+        stop(running)
         if started_db and os.environ.get("EB_KEEP_DB") != "1":
             embedded.stop()
         lock.close()
 
 
+def web_main() -> int:
+    """Only the web server, in the foreground (docker-compose's ``web`` service)."""
+    env = _child_env()
+    command = web_command(env, env.get("EB_HOST", "127.0.0.1"), env.get("EB_PORT", "8000"))
+    os.execvpe(command[0], command, env)
+    return 1  # not reached
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(web_main() if sys.argv[1:] == ["web"] else main())

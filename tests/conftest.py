@@ -5,6 +5,23 @@ from __future__ import annotations
 import pytest
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """The throwaway test database lets a superuser TRUNCATE the audit trail.
+
+    Django empties the database between transactional tests with TRUNCATE, which the
+    append-only trigger refuses unless the session sets ``evidence.allow_truncate``
+    (review migration 0003). Set as the database's default, every connection of the
+    test session — this process's and its daphne / worker children's — has it.
+    """
+    from django.db import connection
+
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        name = connection.settings_dict["NAME"]
+        cursor.execute(f"ALTER DATABASE \"{name}\" SET evidence.allow_truncate = 'on'")
+        cursor.execute("SET evidence.allow_truncate = 'on'")
+
+
 def _user(django_user_model, username: str, *groups: str):
     from django.contrib.auth.models import Group
 

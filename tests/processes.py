@@ -82,6 +82,23 @@ def start_daphne(port: int, **extra_env: str) -> subprocess.Popen[str]:
     return proc
 
 
+def start_web(port: int, processes: int = 1, **extra_env: str) -> subprocess.Popen[str]:
+    """The production web server (``config.launcher.web_command``: uvicorn), ready on return."""
+    from config.launcher import web_command
+
+    env = child_env(EB_WEB_PROCESSES=str(processes), **extra_env)
+    proc = subprocess.Popen(
+        web_command(env, "127.0.0.1", str(port)),
+        env=env,
+        cwd=BASE_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    wait_for_http(f"http://127.0.0.1:{port}/healthz", proc)
+    return proc
+
+
 def wait_for_http(url: str, proc: subprocess.Popen[str], timeout_s: float = 60.0) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

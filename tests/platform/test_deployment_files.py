@@ -30,19 +30,48 @@ def test_it_declares_db_web_and_worker_with_healthchecks():
     assert re.search(r"^    image: pgvector/pgvector:\S+$", services["db"], re.M)
     for name in ("db", "web", "worker"):
         assert "\n    healthcheck:\n" in services[name], name
-    assert re.search(r"^    command: \[\"daphne\",", services["web"], re.M)
+    assert '    command: ["python", "-m", "config.launcher", "web"]\n' in services["web"]
     assert '"procrastinate", "worker"]\n' in services["worker"]
     assert "\n  pgdata:" in "\n" + _compose()["volumes"]
 
 
+def _database_url(block: str) -> str:
+    url = re.search(r"^      DATABASE_URL: (.+)$", block, re.M) or re.search(
+        r"^    DATABASE_URL: (.+)$", block, re.M
+    )
+    assert url is not None
+    return url.group(1)
+
+
 def test_it_points_the_apps_at_the_compose_database_and_requires_a_password():
     app = _compose()["x-app"]  # the anchor every app service merges
-    url = re.search(r"^    DATABASE_URL: (.+)$", app, re.M)
-    assert url is not None
-    assert url.group(1).startswith("postgresql://") and "@db:5432/" in url.group(1)
-    assert "${POSTGRES_PASSWORD:?" in url.group(1)  # no default password
+    services = _services()
+    for name, block in (("x-app", app), ("migrate", services["migrate"]), ("web", services["web"])):
+        url = _database_url(block)
+        assert url.startswith("postgresql://") and "@db:5432/" in url, name
+        assert "_PASSWORD:?" in url, name  # no default password
     for name in ("migrate", "web", "worker"):
-        assert "\n    <<: *app\n" in "\n" + _services()[name], name
+        assert "\n    <<: *app\n" in "\n" + services[name], name
+
+
+def test_it_runs_web_and_workers_as_the_application_role_and_migrations_as_the_owner():
+    services = _services()
+    app_role = "postgresql://${APP_DB_USER:-evidence_app}:${APP_DB_PASSWORD:?"
+    assert _database_url(_compose()["x-app"]).startswith(app_role)  # the worker's
+    assert _database_url(services["web"]).startswith(app_role)
+    assert _database_url(services["migrate"]).startswith("postgresql://evidence:")
+    assert "- ./deploy/postgres:/docker-entrypoint-initdb.d:ro" in services["db"]
+    script = (BASE_DIR / "deploy" / "postgres" / "10-app-role.sh").read_text()
+    assert "app-role.psql" in script and "APP_DB_PASSWORD:?" in script
+
+
+def test_it_configures_several_web_processes():
+    assert "EB_WEB_PROCESSES: ${EB_WEB_PROCESSES:-4}" in _services()["web"]
+    from config.launcher import web_command
+
+    command = web_command({"EB_WEB_PROCESSES": "3"}, "0.0.0.0", "8000")
+    assert command[command.index("--workers") + 1] == "3"
+    assert "uvicorn" in command and "config.asgi:application" in command
 
 
 def test_it_installs_cpu_torch_before_the_project():
