@@ -7,6 +7,8 @@ malformed, so a bad deployment stops at start-up with a message a person can act
 from __future__ import annotations
 
 import os
+import secrets
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
@@ -72,6 +74,24 @@ def envsecret(name: str, *, required: bool, dev_default: str) -> str:
     if required:
         raise ImproperlyConfigured(f"{name} is required when DJANGO_DEBUG is false")
     return dev_default
+
+
+def local_secret_key(path: Path) -> str:
+    """A key made once for this install and kept (mode 0600) in ``path``.
+
+    Only for a local install on the embedded database: a deployment with its own
+    DATABASE_URL must set DJANGO_SECRET_KEY.
+    """
+    if path.is_file():
+        key = path.read_text().strip()
+        if len(key) >= 32:
+            return key
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_urlsafe(50)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(key + "\n")
+    return key
 
 
 def envdatabase(name: str) -> dict[str, object]:

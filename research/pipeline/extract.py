@@ -20,11 +20,15 @@ from typing import Any, Literal
 BlockKind = Literal["title", "heading", "paragraph", "list_item", "table", "caption", "code"]
 DocKind = Literal["html", "pdf", "markdown", "text"]
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+# C0 controls but tab, newline, form feed and carriage return; DEL; the C1 block.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
 _WORDS = re.compile(r"[^\W\d_]{2}")  # at least one two-letter word
 _BLANK_LINES = re.compile(r"\n[ \t]*\n")
-_MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
-_MD_INLINE = re.compile(r"\[([^\]]+)\]\([^)]*\)|\*\*(?=\S)|(?<=\S)\*\*|`")
+# Both linear in the line: no lazy group before an optional tail (the closing hashes are
+# stripped in code), and a link's text and target cannot contain the bracket that opens
+# them, so a run of "[" or "](" is scanned once, not once per start position.
+_MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(\S.*)$")
+_MD_INLINE = re.compile(r"\[([^\[\]]+)\]\([^()]*\)|\*\*(?=\S)|(?<=\S)\*\*|`")
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+\S")
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
 _CT_CHARSET = re.compile(r"charset\s*=\s*[\"']?([A-Za-z0-9_.:-]+)", re.I)
@@ -85,7 +89,7 @@ class _Builder:
         self.blocks: list[Block] = []
 
     def add(self, text: str, kind: BlockKind, level: int = 0, page: int | None = None) -> None:
-        text = text.strip()
+        text = _CONTROL.sub("", text).strip()  # every extractor's text, HTML's too
         if not text:
             return
         if self.parts:
@@ -174,11 +178,20 @@ def decode_text(data: bytes, content_type: str = "", kind: DocKind = "text") -> 
 
 
 def _strict(data: bytes, encoding: str) -> str:
+    """Decode with a declared text encoding; LookupError for a label that names none."""
+    import codecs
+
+    if not getattr(codecs.lookup(encoding), "_is_text_encoding", True):
+        raise LookupError(f"{encoding!r} is not a text encoding")
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as exc:
         raise ExtractionError(
             "encoding", f"text does not decode as its declared {encoding} at byte {exc.start}"
+        ) from exc
+    except (UnicodeError, ValueError) as exc:  # e.g. charset=undefined always refuses
+        raise ExtractionError(
+            "encoding", f"the declared charset {encoding!r} cannot decode text ({exc})"
         ) from exc
 
 
@@ -234,8 +247,9 @@ def _extract_markdown(data: bytes, content_type: str) -> Extracted:
         heading = None if run_kind == "code" else _MD_HEADING.match(line)
         if heading:
             flush()
-            title = title or heading.group(2)
-            builder.add(_MD_INLINE.sub(r"\1", heading.group(2)), "heading", len(heading.group(1)))
+            words = _heading_text(heading.group(2))
+            title = title or words
+            builder.add(_MD_INLINE.sub(r"\1", words), "heading", len(heading.group(1)))
             continue
         is_table = run_kind != "code" and line.lstrip().startswith("|")
         if run_kind != "code" and is_table != (run_kind == "table"):
@@ -244,6 +258,21 @@ def _extract_markdown(data: bytes, content_type: str) -> Extracted:
             run.append(line)
     flush()
     return _finish(builder, title, "markdown", "text/markdown", "markdown", _python_version())
+
+
+def _heading_text(content: str) -> str:
+    """An ATX heading's text without its closing hashes and spaces (``# A ##`` -> ``A``)."""
+    return content.rstrip(" \t#") or content[:1]
+
+
+def _pdf_string(value: Any) -> str:
+    """A PDF metadata value as text: '' for a missing, null or dangling reference."""
+    try:
+        if hasattr(value, "get_object"):
+            value = value.get_object()
+    except Exception:  # a reference to an object the file does not have
+        return ""
+    return value.strip() if isinstance(value, str) else ""
 
 
 def _extract_pdf(data: bytes) -> Extracted:
@@ -266,9 +295,9 @@ def _extract_pdf(data: bytes) -> Extracted:
         _text_blocks(page_text, builder, page=number)
         if len(builder.blocks) > begin:
             pages.append(PageSpan(number, builder.blocks[begin].start, builder.blocks[-1].end))
-    title = str(info.get("/Title") or "").strip()
+    title = _pdf_string(info.get("/Title"))
     result = _finish(builder, title, "pdf", "application/pdf", "pypdf", pypdf.__version__)
-    meta = {"page_count": len(page_texts), "author": str(info.get("/Author") or "").strip()}
+    meta = {"page_count": len(page_texts), "author": _pdf_string(info.get("/Author"))}
     return _replace(result, pages=tuple(pages), metadata={**result.metadata, **meta})
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import posixpath
 import re
-from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import SplitResult, parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 MAX_ID_LENGTH = 600
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -108,10 +108,10 @@ def normalize_url(url: str) -> str:
     path but the root (``/docs/`` and ``/docs`` name one page on nearly every server).
     ``www.`` is kept: it is a different host name.
     """
-    parts = urlsplit(url.strip())
+    parts = urlsplit(url.strip())  # raises ValueError on an unparseable netloc
     scheme = parts.scheme.lower()
-    if not scheme or not parts.netloc:
-        raise ValueError(f"not an absolute URL: {url!r}")
+    if not scheme or not parts.netloc or not (parts.hostname or "").rstrip("."):
+        raise ValueError(f"not an absolute URL with a host: {url!r}")
     netloc = _normalize_netloc(scheme, parts.hostname or "", parts.port)
     path = _normalize_path(parts.path)
     query = _normalize_query(parts.query)
@@ -159,8 +159,24 @@ def _normalize_query(query: str) -> str:
 
 
 def host_of(url: str) -> str:
-    """Lower-case host of ``url`` without a trailing dot ('' if it has none)."""
-    return (urlsplit(url.strip()).hostname or "").rstrip(".").lower()
+    """Lower-case host of ``url`` without a trailing dot ('' if it has none or is unparseable)."""
+    parts = _split(url)
+    return (_hostname(parts) if parts else "").rstrip(".").lower()
+
+
+def _split(url: str) -> SplitResult | None:
+    """``urlsplit``, or None for text it refuses (``http://[]``, a fullwidth ``＃`` …)."""
+    try:
+        return urlsplit(url.strip())
+    except ValueError:
+        return None
+
+
+def _hostname(parts: SplitResult) -> str:
+    try:
+        return parts.hostname or ""
+    except ValueError:
+        return ""
 
 
 def _looks_like_url(text: str) -> bool:
@@ -202,8 +218,10 @@ def extract_doi(text: str) -> str | None:
 
 
 def doi_from_url(url: str) -> str | None:
-    parts = urlsplit(url.strip())
-    host = (parts.hostname or "").lower()
+    parts = _split(url)
+    if parts is None:
+        return None
+    host = _hostname(parts).lower()
     path = unquote(parts.path)
     if host in _DOI_HOSTS:
         match = _DOI_URL_RE.match(path.lstrip("/"))
@@ -249,8 +267,10 @@ def extract_arxiv_id(text: str) -> str | None:
 
 
 def arxiv_id_from_url(url: str) -> str | None:
-    parts = urlsplit(url.strip())
-    host = (parts.hostname or "").lower()
+    parts = _split(url)
+    if parts is None:
+        return None
+    host = _hostname(parts).lower()
     if host in _DOI_HOSTS:
         doi = doi_from_url(url)
         return _arxiv_from_doi(doi) if doi else None
@@ -299,7 +319,7 @@ def _identifier_id(doi: str | None, arxiv_id: str | None) -> str | None:
         as_arxiv = _arxiv_from_doi(doi)
         return _bounded(f"arxiv:{as_arxiv}" if as_arxiv else f"doi:{doi}")
     if arxiv_id:
-        return "arxiv:" + normalize_arxiv_id(arxiv_id)
+        return _bounded("arxiv:" + normalize_arxiv_id(arxiv_id))
     return None
 
 

@@ -11,6 +11,9 @@
 
 from __future__ import annotations
 
+import logging
+import time
+
 from django.db.models import Min, QuerySet
 
 from ledger.models import Passage, SearchHit, SourceType
@@ -19,8 +22,10 @@ from ledger.services.library import do_get_web_capture_library
 from ledger.services.search_hits import do_link_hits_to_source
 from ledger.services.sparse_index import sync_sparse_index
 from research.models import RunState, StageCheckpoint
-from research.providers.fetcher import fetch_url_sync
-from research.stages.base import StageContext
+from research.providers.fetcher import FetchResult, fetch_url_sync
+from research.stages.base import RunCancelled, StageContext, WallTimeExhausted
+
+logger = logging.getLogger(__name__)
 
 WEB_SOURCE_TYPES = {
     "arxiv": SourceType.PREPRINT,
@@ -93,38 +98,68 @@ def _source_for(ctx: StageContext, canonical_id: str, pending: QuerySet[SearchHi
     return _fetch_and_ingest(ctx, hit)
 
 
+FETCH_ATTEMPTS = 3  # per URL, inside the stage: a dead link costs seconds, not the run
+FETCH_BACKOFF_S = 1.0
+
+
 def _fetch_and_ingest(ctx: StageContext, hit: SearchHit) -> int | None:
+    """Fetch and ingest one hit's page; any failure is recorded on the run and skipped.
+
+    A retryable fetch failure (timeout, DNS, 5xx) is tried again here a few times with
+    a short back-off; a page that still fails, or fails to ingest, is written into the
+    checkpoint's ``errors`` (shown on the run page) and the stage goes on with the
+    next source. One bad URL never fails or retries the stage.
+    """
     url = str(hit.record.get("url") or hit.canonical_id)
-    errors = dict(ctx.cursor.get("errors", {}))
     try:
-        result = fetch_url_sync(url)
-    except Exception as exc:
-        if getattr(exc, "permanent", True) is False:
-            raise  # the runner retries transient failures with back-off
-        errors[url] = str(exc)
-        ctx.save_cursor(errors=errors)
-        ctx.note("fetch errors", f"{len(errors)} pages could not be fetched (last: {exc})")
+        result = _fetch_with_retries(ctx, url)
+        doc = document_from_fetch(
+            result,
+            label=url,
+            title=str(hit.record.get("title") or ""),
+            source_type=str(
+                hit.record.get("source_type") or WEB_SOURCE_TYPES.get(hit.adapter, SourceType.WEB)
+            ),
+            doi=str(hit.record.get("doi") or ""),
+            arxiv_id=str(hit.record.get("arxiv_id") or ""),
+            metadata={"found_by": hit.adapter, "query": hit.query_text},
+        )
+        library = do_get_web_capture_library(ctx.run.plan_version.plan.code)
+        outcome = ingest_documents([doc], library)[0]
+    except (RunCancelled, WallTimeExhausted):
+        raise
+    except Exception as exc:  # one page's failure must stay that page's
+        logger.warning("run %s: skipped %s: %s", ctx.run.code, url, exc)
+        _record_failure(ctx, url, str(exc) or type(exc).__name__)
         return None
-    doc = document_from_fetch(
-        result,
-        label=url,
-        title=str(hit.record.get("title") or ""),
-        source_type=str(
-            hit.record.get("source_type") or WEB_SOURCE_TYPES.get(hit.adapter, SourceType.WEB)
-        ),
-        doi=str(hit.record.get("doi") or ""),
-        arxiv_id=str(hit.record.get("arxiv_id") or ""),
-        metadata={"found_by": hit.adapter, "query": hit.query_text},
-    )
-    library = do_get_web_capture_library(ctx.run.plan_version.plan.code)
-    outcome = ingest_documents([doc], library)[0]
     if outcome.source_id is None:
-        errors[url] = outcome.error or outcome.status
-        ctx.save_cursor(errors=errors)
+        _record_failure(ctx, url, outcome.error or outcome.status)
         return None
     do_link_hits_to_source(ctx.run, hit.canonical_id, outcome.source_id)
     ctx.save_cursor(fetched=[*ctx.cursor.get("fetched", []), hit.canonical_id])
     return int(outcome.source_id)
+
+
+def _fetch_with_retries(ctx: StageContext, url: str) -> FetchResult:
+    for attempt in range(1, FETCH_ATTEMPTS + 1):
+        try:
+            return fetch_url_sync(url)
+        except Exception as exc:
+            if getattr(exc, "permanent", True) or attempt == FETCH_ATTEMPTS:
+                raise
+            ctx.safe_point()
+            time.sleep(FETCH_BACKOFF_S * 2 ** (attempt - 1))
+    raise AssertionError("unreachable")
+
+
+def _record_failure(ctx: StageContext, url: str, reason: str) -> None:
+    errors = {**ctx.cursor.get("errors", {}), url: reason[:500]}
+    ctx.save_cursor(errors=errors)
+    ctx.note(
+        "fetch errors",
+        f"{len(errors)} page(s) could not be fetched or ingested and were skipped "
+        f"(last: {url}: {reason[:200]})",
+    )
 
 
 def admitted_sources(ctx: StageContext) -> list[int]:

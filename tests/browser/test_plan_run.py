@@ -79,7 +79,7 @@ def test_it_plans_edits_runs_and_shows_live_progress(browser_page, servers, auth
 
     page.click("#start-run button[type=submit]")
     page.wait_for_url(lambda url: "/runs/" in url)
-    page.wait_for_function("document.querySelector('#run-status') !== null")
+    page.locator("#run-status").wait_for()  # no wait_for_function: the CSP forbids eval
     page.evaluate("window.sameDocument = true")
     seen = watch_states(page, timeout_s=420)
 

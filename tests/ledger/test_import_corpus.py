@@ -132,3 +132,45 @@ def test_it_imports_a_folder_of_files_reporting_bad_ones(tmp_path):
         "sub/b.html",
     }
     assert "unchanged: 2" in again and "nothing new" in again
+
+
+def test_it_skips_bad_lines_with_their_numbers_and_imports_the_rest(tmp_path):
+    folder = tmp_path / "mixed-beir"
+    folder.mkdir()
+    lines = [
+        json.dumps(DOCS[0]),
+        '{"_id": "13", "title": "Broken',  # truncated JSON
+        json.dumps({"doc_id": 5, "abstract": ["A SciFact record."]}),  # another format
+        json.dumps({"_id": "14", "text": ["not", "a", "string"]}),
+        json.dumps(["a", "list"]),
+        json.dumps({"_id": None, "text": "no id"}),
+        "",
+        json.dumps(DOCS[1]),
+    ]
+    path = folder / "corpus.jsonl"
+    path.write_bytes("\n".join(lines).encode() + b"\n\xff\xfe not utf-8\n")
+
+    output = _run(path)
+
+    assert "added: 2" in output and "bad_lines: 6" in output
+    for number in (2, 3, 4, 5, 6, 9):
+        assert f"skipped line {number}:" in output, output
+    assert "line 3: a scifact record in a beir corpus" in output
+    assert set(Source.objects.values_list("canonical_id", flat=True)) == {
+        "corpus:mixed:11",
+        "corpus:mixed:12",
+    }
+
+
+def test_it_reads_every_malformed_line_as_a_corpus_error():
+    import tempfile
+    from pathlib import Path
+
+    from ledger.services.corpus import CorpusError, read_corpus
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "corpus.jsonl"
+        for bad in ('{"_id": "1", "text": 3}', '{"_id": "1", "text": "x", "metadata": 7}'):
+            path.write_text(json.dumps(DOCS[0]) + "\n" + bad + "\n")
+            with pytest.raises(CorpusError, match="line 2"):
+                list(read_corpus(path, "x"))

@@ -61,3 +61,38 @@ def test_it_refuses_anonymous_and_outsiders(author, outsider):
     run = make_run(make_plan(author))
     assert not async_to_sync(_connects)(run, None)
     assert not async_to_sync(_connects)(run, _session_cookie(outsider))
+
+
+async def _pushes_after_removal(run, cookie: bytes, remove) -> tuple[str, list[str]]:
+    """One push while a member, then the member is removed: what arrives next?"""
+    communicator = _communicator(run, cookie)
+    connected, _ = await communicator.connect()
+    assert connected
+    event = {"type": "research.run_progress", "run": str(run.code)}
+    layer = get_channel_layer()
+    await layer.group_send(run_group(run.code), event)
+    first = await communicator.receive_from(timeout=10)
+    await remove()
+    for _ in range(5):
+        await layer.group_send(run_group(run.code), event)
+    after = [await communicator.receive_output(timeout=10)]
+    while not await communicator.receive_nothing(timeout=0.5):
+        after.append(await communicator.receive_output(timeout=1))
+    await communicator.disconnect()
+    return first, [message["type"] for message in after]
+
+
+def test_it_stops_pushing_to_a_member_removed_from_the_plan(author, reviewer):
+    from channels.db import database_sync_to_async
+
+    plan = make_plan(author, members=(reviewer,))
+    run = make_run(plan, state="searching")
+
+    @database_sync_to_async
+    def remove():
+        plan.members.remove(reviewer)
+
+    first, after = async_to_sync(_pushes_after_removal)(run, _session_cookie(reviewer), remove)
+    assert 'id="run-status"' in first
+    assert after[0] == "websocket.close"  # closed at the next event
+    assert "websocket.send" not in after  # none of the five pushes arrived

@@ -126,3 +126,73 @@ def test_it_searches_fetches_and_ingests_web_results(author, web):
     assert run.checkpoints.get(stage="indexing").counters["bm25_indexed"] == 0
     pools = run.checkpoints.get(stage="retrieving").cursor["pools"]["s1"]
     assert pools["support"] and pools["refute"]
+
+
+class DeadLinkHandler(Handler):
+    """Like Handler, plus a result whose host refuses connections (a retryable failure)."""
+
+    dead_url = ""
+
+    def do_GET(self):  # noqa: N802
+        url = urlparse(self.path)
+        if url.path != "/search":
+            return super().do_GET()
+        base = f"http://{self.headers['Host']}"
+        results = [
+            {"url": f"{base}{path}", "title": title, "content": "x", "score": 1.0}
+            for path, (title, _) in PAGES.items()
+        ] + [{"url": self.dead_url, "title": "Dead", "content": "unreachable"}]
+        return self._send(200, "application/json", json.dumps({"results": results}))
+
+
+def test_it_completes_a_run_with_a_dead_link_and_shows_the_failure(author, settings, client):
+    import socket
+
+    from research.stages import ingest as ingest_stage
+
+    with socket.socket() as closed:  # a port nobody listens on: connection refused
+        closed.bind(("127.0.0.1", 0))
+        DeadLinkHandler.dead_url = f"http://127.0.0.1:{closed.getsockname()[1]}/paper"
+    server = ThreadingHTTPServer(("127.0.0.1", 0), DeadLinkHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    settings.SEARXNG_URL = f"http://127.0.0.1:{server.server_address[1]}"
+    settings.FETCH_ALLOWED_HOSTS = ["127.0.0.1"]
+    backoff, ingest_stage.FETCH_BACKOFF_S = ingest_stage.FETCH_BACKOFF_S, 0.01
+    try:
+        content = parse_plan(
+            {
+                "question": "Does vitamin D reduce fractures in older adults?",
+                "budgets": {"rounds": 0},
+                "subquestions": [
+                    {
+                        "key": "s1",
+                        "text": "Does vitamin D supplementation reduce hip fractures?",
+                        "queries": [
+                            {
+                                "key": "s1q1",
+                                "text": "vitamin D hip fractures trial",
+                                "query_class": "benchmark",
+                                "source_classes": ["web"],
+                            }
+                        ],
+                    }
+                ],
+            }
+        )
+        plan = services.do_create_plan(author, content)
+        plan.refresh_from_db()
+        run = services.check_start_run(author, plan, 1, enqueue=False)
+        for _ in range(5):  # queued, searching, ingesting, indexing, retrieving
+            runner.step(run.code)
+    finally:
+        ingest_stage.FETCH_BACKOFF_S = backoff
+        server.shutdown()
+    run.refresh_from_db()
+    assert run.state == RunState.MINING, run.error
+    ingest = run.checkpoints.get(stage="ingesting")
+    assert ingest.attempts == 1  # the stage itself was never retried
+    assert ingest.counters["admitted"] == 2
+    assert list(ingest.cursor["errors"]) == [DeadLinkHandler.dead_url]
+    client.force_login(author)
+    page = client.get(run.get_absolute_url()).content.decode()
+    assert "1 page(s) skipped while ingesting" in page and DeadLinkHandler.dead_url in page

@@ -10,6 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ledger.services.corpus import (
+    BadLine,
     CorpusError,
     corpus_path,
     default_corpus_name,
@@ -62,14 +63,19 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         name = options["corpus_name"] or default_corpus_name(path)
         library_name = options["library"] or name
-        docs = list(read_corpus(path, name, options["source_type"]))
+        bad_lines: list[BadLine] = []
+        docs = list(read_corpus(path, name, options["source_type"], bad_lines))
         self.stdout.write(
             f"{path}: {fmt} format, {len(docs)} documents -> library {library_name!r}"
         )
+        for bad in bad_lines:
+            self.stdout.write(f"skipped {bad}")
         results = do_import_corpus(
             docs, library_name, progress=_Printer(self), batch_size=options["batch_size"]
         )
         self._report(results)
+        if bad_lines:
+            self.stdout.write(f"bad_lines: {len(bad_lines)}")
 
     def _report(self, results: list[IngestResult]) -> None:
         counts = summarize(results)
