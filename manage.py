@@ -1,5 +1,8 @@
 #!/usr/bin/env python
-"""Django's command-line utility; points DATABASE_URL at the embedded Postgres when unset."""
+"""Django's command-line utility; points DATABASE_URL at the embedded Postgres when unset.
+
+``manage.py pgembedded status|stop`` runs before that, so it never starts the server.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +12,13 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    if sys.argv[1:2] == ["pgembedded"] and sys.argv[2:3] in (["status"], ["stop"]):
+        # Report on (or stop) the embedded server without starting it first, as loading
+        # Django's settings would.
+        from config import embedded
+
+        print(embedded.status() if sys.argv[2] == "status" else embedded.stop())
+        return
     from config.embedded import ensure_database_url
 
     ensure_database_url()

@@ -80,6 +80,11 @@ def stop() -> str:
     return "stopped"
 
 
+def uses_embedded_database(url: str) -> bool:
+    """True when ``url`` is unset or names this project's embedded server (a local install)."""
+    return not url or f"host={data_dir()}" in url
+
+
 def ensure_database_url() -> None:
     """Point DATABASE_URL at the embedded server when no external one is configured."""
     if os.environ.get("DATABASE_URL"):

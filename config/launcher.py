@@ -105,7 +105,7 @@ def web_command(env: dict[str, str], host: str, port: str) -> list[str]:
         "--workers",
         str(web_processes(env)),
         "--ws",
-        "websockets",
+        "websockets-sansio",
         "--lifespan",
         "off",
         "--timeout-graceful-shutdown",

@@ -10,6 +10,7 @@ import django_stubs_ext
 from csp.constants import NONCE as CSP_NONCE
 from django.core.exceptions import ImproperlyConfigured
 
+from config.embedded import uses_embedded_database
 from config.env import (
     envbool,
     envdatabase,
@@ -30,7 +31,7 @@ DEBUG = envbool("DJANGO_DEBUG", False)
 SECRET_KEY = envsecret(
     "DJANGO_SECRET_KEY",
     # With the embedded database (a local install) a key kept in .data/ will do.
-    required=not DEBUG and not (envstr("EMBEDDED_PG") == "1" or not envstr("DATABASE_URL")),
+    required=not DEBUG and not uses_embedded_database(envstr("DATABASE_URL")),
     dev_default=local_secret_key(BASE_DIR / ".data" / "secret_key")
     if not DEBUG
     else "dev-" + secrets.token_urlsafe(40),

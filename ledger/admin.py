@@ -8,6 +8,7 @@ from ledger.models import (
     Disposition,
     EvidenceLink,
     Library,
+    LibraryMember,
     Passage,
     SearchHit,
     Snapshot,
@@ -20,9 +21,24 @@ from ledger.models import (
 from research.admin import ReadOnlyAdmin
 
 
+class LibraryMemberInline(admin.TabularInline):  # type: ignore[type-arg]
+    model = LibraryMember
+    raw_id_fields = ["user"]
+    extra = 0
+
+
 @admin.register(Library)
 class LibraryAdmin(admin.ModelAdmin[Library]):
-    list_display = ["name", "owner", "created_at"]
+    list_display = ["name", "owner", "public", "capture_for", "created_at"]
+    list_filter = ["public"]
+    raw_id_fields = ["owner", "capture_for"]
+    inlines = [LibraryMemberInline]
+
+
+@admin.register(LibraryMember)
+class LibraryMemberAdmin(admin.ModelAdmin[LibraryMember]):
+    list_display = ["library", "user", "team", "access", "added_at"]
+    raw_id_fields = ["library", "user"]
 
 
 @admin.register(Source)

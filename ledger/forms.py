@@ -25,6 +25,12 @@ class SourceFilterForm(forms.Form):
     cluster = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
     duplicates = forms.BooleanField(required=False, label="Only near-duplicate clusters")
 
+    def __init__(self, user: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        from ledger.services.library import readable_libraries
+
+        self.fields["library"].queryset = readable_libraries(user)  # type: ignore[attr-defined]
+
 
 class MultipleFileInput(forms.ClearableFileInput):
     allow_multiple_selected = True
@@ -51,6 +57,13 @@ class UploadForm(forms.Form):
         allow_empty_file=True,  # an empty file gets its own clear error from ingestion
         widget=MultipleFileInput(attrs={"accept": ",".join(UPLOAD_SUFFIXES)}),
     )
+
+    def __init__(self, user: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        from ledger.services.library import writable_libraries
+
+        # Only libraries this user may add to: another's library is not even a choice.
+        self.fields["library"].queryset = writable_libraries(user)  # type: ignore[attr-defined]
 
     def clean_documents(self) -> list[UploadedFile]:
         files: list[UploadedFile] = self.cleaned_data["documents"]

@@ -16,10 +16,17 @@ EMBEDDING_DIM = 384  # all-MiniLM-L6-v2; a model of another size needs a migrati
 
 
 class Library(models.Model):
-    """A named collection of sources a plan may draw on (uploads, imported corpora)."""
+    """A named collection of sources a plan may draw on (uploads, imported corpora).
+
+    Private by default: its owner and members read it (members with ``write`` also add
+    documents), and so do the members of a plan that searches it. A *public* library
+    (an imported reference corpus) is readable by every signed-in user. A plan's web
+    captures live in the plan's own library (``capture_for``), readable by its members
+    and written only by its runs. Who may do what: ``ledger.services.library``.
+    """
 
     code = models.UUIDField(default=uuid4, unique=True, editable=False)
-    name = models.CharField(max_length=200, unique=True)
+    name = models.CharField(max_length=200)
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -27,14 +34,75 @@ class Library(models.Model):
         on_delete=models.SET_NULL,
         related_name="libraries",
     )
+    public = models.BooleanField(
+        default=False, help_text="Readable by every signed-in user (a reference corpus)."
+    )
+    capture_for = models.OneToOneField(
+        "research.Plan",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="capture_library",
+        help_text="The plan whose web captures this library holds.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         verbose_name_plural = "libraries"
         ordering = ["name"]
+        constraints = [
+            # One name per owner: another user's "notes" is another library.
+            models.UniqueConstraint(
+                fields=["owner", "name"], name="library_unique_name_per_owner", nulls_distinct=False
+            )
+        ]
 
     def __str__(self) -> str:
         return self.name
+
+
+class LibraryAccess(models.TextChoices):
+    READ = "read"
+    WRITE = "write", "read and add documents"
+
+
+class LibraryMember(models.Model):
+    """A person, or a team (a group of users), the owner shared a library with."""
+
+    library = models.ForeignKey(Library, on_delete=models.CASCADE, related_name="members")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="library_memberships",
+    )
+    team = models.ForeignKey(
+        "auth.Group",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="library_memberships",
+    )
+    access = models.CharField(
+        max_length=6, choices=LibraryAccess.choices, default=LibraryAccess.READ
+    )
+    added_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["library", "added_at", "pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(user__isnull=False, team__isnull=True)
+                | models.Q(user__isnull=True, team__isnull=False),
+                name="librarymember_user_or_team",
+            ),
+            models.UniqueConstraint(fields=["library", "user"], name="librarymember_unique_user"),
+            models.UniqueConstraint(fields=["library", "team"], name="librarymember_unique_team"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id or self.team_id} {self.access} {self.library_id}"
 
 
 class SourceType(models.TextChoices):

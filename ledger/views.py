@@ -7,20 +7,24 @@ from uuid import UUID
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from ledger.forms import SourceFilterForm, UploadForm
-from ledger.models import Library, PassageKind, Source, Upload, UploadStatus
+from ledger.models import PassageKind, Upload, UploadStatus
 from ledger.services.ingest import format_duration, remaining_seconds
 from ledger.services.library import (
+    LibraryRefused,
     can_upload,
+    do_create_library,
     filter_sources,
-    get_or_create_library,
+    get_source_for_user,
     passage_marks,
+    readable_libraries,
+    readable_sources,
 )
-from ledger.services.uploads import do_queue_uploads
+from ledger.services.uploads import do_queue_uploads, recent_batches
 from research.http import AuthedHttpRequest
 
 PAGE_SIZE = 50
@@ -28,17 +32,19 @@ PAGE_SIZE = 50
 
 @require_GET
 def list_sources(request: AuthedHttpRequest) -> HttpResponse:
-    form = SourceFilterForm(request.GET)
+    form = SourceFilterForm(request.user, request.GET)
     filters = form.cleaned_data if form.is_valid() else {}
-    page = Paginator(filter_sources(filters), PAGE_SIZE).get_page(request.GET.get("page"))
+    sources = filter_sources(request.user, filters)
+    page = Paginator(sources, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     context = {
         "form": form,
         "page": page,
         "query": query.urlencode(),
-        "libraries": Library.objects.all(),
-        "upload_form": UploadForm() if can_upload(request.user) else None,
+        "libraries": readable_libraries(request.user),
+        "upload_form": UploadForm(request.user) if can_upload(request.user) else None,
+        "recent_batches": recent_batches(request.user),
     }
     template = "ledger/source_list.html" + ("#source-table" if request.htmx else "")
     return render(request, template, context)
@@ -46,7 +52,7 @@ def list_sources(request: AuthedHttpRequest) -> HttpResponse:
 
 @require_GET
 def show_source(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
-    source = get_object_or_404(Source.objects.prefetch_related("libraries"), code=code)
+    source = get_source_for_user(request.user, code)
     snapshots = list(source.snapshots.order_by("-fetched_at", "-pk"))
     wanted = request.GET.get("snapshot", "")
     snapshot = next((s for s in snapshots if str(s.code) == wanted), None)
@@ -61,9 +67,12 @@ def show_source(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
         "snapshot": snapshot,
         "passages": passages,
         "pieces": passage_marks(snapshot.text, chunks) if snapshot else [],
-        "copies": Source.objects.filter(cluster=source.cluster).exclude(pk=source.pk)
+        "copies": readable_sources(request.user)
+        .filter(cluster=source.cluster)
+        .exclude(pk=source.pk)
         if source.cluster
-        else Source.objects.none(),
+        else [],
+        "libraries": readable_libraries(request.user).filter(sources=source),
     }
     return render(request, "ledger/source_detail.html", context)
 
@@ -72,13 +81,17 @@ def show_source(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
 def create_upload(request: AuthedHttpRequest) -> HttpResponse:
     if not can_upload(request.user):
         raise PermissionDenied("Only researchers may add documents.")
-    form = UploadForm(request.POST, request.FILES)
+    form = UploadForm(request.user, request.POST, request.FILES)
+    if form.is_valid() and not form.cleaned_data["library"]:
+        try:
+            form.cleaned_data["library"] = do_create_library(
+                form.cleaned_data["new_library"], request.user
+            )
+        except LibraryRefused as exc:
+            form.add_error("new_library", str(exc))
     if not form.is_valid():
-        status = 400
-        return render(request, "ledger/_upload_form.html", {"upload_form": form}, status=status)
-    library = form.cleaned_data["library"] or get_or_create_library(
-        form.cleaned_data["new_library"].strip(), request.user
-    )
+        return render(request, "ledger/_upload_form.html", {"upload_form": form}, status=400)
+    library = form.cleaned_data["library"]
     batch = do_queue_uploads(library, request.user, form.cleaned_data["documents"])
     if request.htmx or request.headers.get("x-requested-with") == "XMLHttpRequest":
         return _render_batch(request, batch, partial=True)

@@ -2,7 +2,22 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from research.models import Plan, PlanVersion, Query, Run, StageCheckpoint, Subquestion
+from research.models import (
+    Plan,
+    PlanMember,
+    PlanVersion,
+    Query,
+    Run,
+    StageCheckpoint,
+    Subquestion,
+)
+
+
+class PlanMemberInline(admin.TabularInline):  # type: ignore[type-arg]
+    model = PlanMember
+    fk_name = "plan"
+    raw_id_fields = ["user", "added_by"]
+    extra = 0
 
 
 @admin.register(Plan)
@@ -10,7 +25,14 @@ class PlanAdmin(admin.ModelAdmin[Plan]):
     list_display = ["question", "owner", "created_at"]
     search_fields = ["question"]
     raw_id_fields = ["current_version", "library"]
-    filter_horizontal = ["members"]
+    inlines = [PlanMemberInline]
+
+
+@admin.register(PlanMember)
+class PlanMemberAdmin(admin.ModelAdmin[PlanMember]):
+    list_display = ["plan", "user", "role", "added_at"]
+    list_filter = ["role"]
+    raw_id_fields = ["plan", "user", "added_by"]
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]

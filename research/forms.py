@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 
 from ledger.models import Library
+from research.models import MEMBER_ROLES
 from research.pipeline.records import (
     MAX_QUERY_CHARS,
     MAX_TEXT_CHARS,
@@ -14,6 +15,7 @@ from research.pipeline.records import (
     SOURCE_CLASSES,
     question_problems,
 )
+from research.services import MAX_SCOPE_CHARS
 
 QUERY_CLASS_CHOICES = [(c, c) for c in QUERY_CLASSES]
 SOURCE_CLASS_CHOICES = [(c, c) for c in SOURCE_CLASSES]
@@ -35,13 +37,42 @@ class PlanCreateForm(forms.Form):
         required=False,  # an empty question gets clean_question's message, in words
         help_text="One research question; the planner proposes subquestions and queries.",
     )
-    scope = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
+    scope = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 2}),
+        required=False,
+        max_length=MAX_SCOPE_CHARS,
+        error_messages={
+            "max_length": f"The scope is limited to {MAX_SCOPE_CHARS:,} characters "
+            "(it has %(show_value)d); say what the research covers, not the background itself."
+        },
+    )
     library = forms.ModelChoiceField(
-        queryset=Library.objects.all(),
+        queryset=Library.objects.none(),
         required=False,
         empty_label="(no library: web search only)",
         help_text="The local library a run searches.",
     )
+
+    def __init__(self, user: Any, *args: Any, web_adapters: list[str], **kwargs: Any) -> None:
+        """Library choices are the user's; without a web adapter the first one is preselected."""
+        super().__init__(*args, **kwargs)
+        from ledger.services.library import library_choices_for_plan
+
+        field: Any = self.fields["library"]
+        field.queryset = library_choices_for_plan(user).order_by("name")
+        if not web_adapters:
+            field.empty_label = "(none yet: a run cannot start without one)"
+            field.help_text = (
+                "No web search adapter is configured on this server: a run searches this "
+                "library only."
+            )
+            first = field.queryset.first()
+            if first is not None:
+                self.initial.setdefault("library", first.pk)
+        else:
+            field.help_text = (
+                f"The local library a run searches, besides {', '.join(web_adapters)}."
+            )
 
     def clean_question(self) -> str:
         question: str = self.cleaned_data.get("question", "")
@@ -147,6 +178,17 @@ class SettingsForm(VersionedForm):
 
 class StartRunForm(VersionedForm):
     pass
+
+
+class ShareForm(forms.Form):
+    """The owner adds a member (or changes a member's role) by username."""
+
+    username = forms.CharField(max_length=150, label="Username")
+    role = forms.ChoiceField(choices=[(r.value, r.label) for r in MEMBER_ROLES], label="Role")
+
+
+class UnshareForm(forms.Form):
+    username = forms.CharField(max_length=150)
 
 
 class DiffForm(forms.Form):

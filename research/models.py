@@ -36,11 +36,13 @@ class Plan(models.Model):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="owned_plans"
     )
-    members = models.ManyToManyField(
+    members: models.ManyToManyField[Any, PlanMember] = models.ManyToManyField(
         settings.AUTH_USER_MODEL,
+        through="PlanMember",
+        through_fields=("plan", "user"),
         blank=True,
         related_name="plans",
-        help_text="People besides the owner who may see this plan (and, as reviewers, decide).",
+        help_text="People besides the owner who may see this plan, each with a role.",
     )
     question = models.TextField()
     scope = models.TextField(blank=True)
@@ -64,9 +66,55 @@ class Plan(models.Model):
         return reverse("research-show-plan", args=[self.code])
 
     def is_visible_to(self, user: Any) -> bool:
+        return self.role_of(user) is not None
+
+    def role_of(self, user: Any) -> str | None:
+        """``owner`` (also for superusers), the member's role, or None for a stranger."""
+        if not getattr(user, "is_authenticated", False) or not user.is_active:
+            return None
         if user.is_superuser or user.pk == self.owner_id:
-            return True
-        return self.members.filter(pk=user.pk).exists()
+            return PlanRole.OWNER
+        role = PlanMember.objects.filter(plan=self, user=user).values_list("role", flat=True)
+        return role.first()
+
+
+class PlanRole(models.TextChoices):
+    """What a member may do with one plan (its owner may do everything)."""
+
+    OWNER = "owner"
+    VIEWER = "viewer", "viewer (reads the plan, its runs and ledger)"
+    RESEARCHER = "researcher", "researcher (also edits and runs it)"
+    REVIEWER = "reviewer", "reviewer (also decides on its claims)"
+
+
+MEMBER_ROLES = [PlanRole.VIEWER, PlanRole.RESEARCHER, PlanRole.REVIEWER]
+
+
+class PlanMember(models.Model):
+    """A person the owner shared the plan with, and the role they have on it."""
+
+    plan = models.ForeignKey(Plan, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="plan_memberships"
+    )
+    role = models.CharField(
+        max_length=12,
+        choices=[(r.value, r.label) for r in MEMBER_ROLES],
+        default=PlanRole.VIEWER,
+    )
+    added_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    added_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["plan", "added_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["plan", "user"], name="planmember_unique_user")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} as {self.role} on {self.plan_id}"
 
 
 class PlanVersion(models.Model):

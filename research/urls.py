@@ -12,6 +12,8 @@ plan_urls = [
     path("plans/<uuid:code>/form/", views.show_edit_form, name="research-show-edit-form"),
     path("plans/<uuid:code>/versions/", views.diff_plan, name="research-diff-plan"),
     path("plans/<uuid:code>/runs/", views.start_run, name="research-start-run"),
+    path("plans/<uuid:code>/members/", views.share_plan, name="research-share-plan"),
+    path("plans/<uuid:code>/members/remove/", views.unshare_plan, name="research-unshare-plan"),
 ]
 run_urls = [
     path("runs/<uuid:code>/", views.show_run, name="research-show-run"),

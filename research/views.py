@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from ledger.models import Library
+from ledger.services.library import library_choices_for_plan
 from research import forms, services
 from research.http import AuthedHttpRequest
 from research.models import Plan, PlanVersion, Run
@@ -52,7 +53,9 @@ def list_plans(request: AuthedHttpRequest) -> HttpResponse:
 def create_plan(request: AuthedHttpRequest) -> HttpResponse:
     if not services.can_edit_plans(request.user):
         raise PermissionDenied("Only researchers may create plans.")
-    form = forms.PlanCreateForm(request.POST or None)
+    form = forms.PlanCreateForm(
+        request.user, request.POST or None, web_adapters=services.enabled_web_adapters()
+    )
     if request.method == "POST" and form.is_valid():
         try:
             plan = services.check_create_plan(request.user, **form.cleaned_data)
@@ -62,7 +65,8 @@ def create_plan(request: AuthedHttpRequest) -> HttpResponse:
         else:
             return redirect(plan)
     status = 400 if form.errors else 200
-    return render(request, "research/plan_new.html", {"form": form}, status=status)
+    ctx = {"form": form, "web_adapters": services.enabled_web_adapters()}
+    return render(request, "research/plan_new.html", ctx, status=status)
 
 
 # --- the plan page and its editor -----------------------------------------------------
@@ -78,15 +82,26 @@ def editor_context(request: AuthedHttpRequest, plan: Plan, **extra: Any) -> dict
         "plan": plan,
         "version": version,
         "content": content,
-        "can_edit": services.can_edit_plans(request.user),
+        "can_edit": services.can_edit_plan(request.user, plan),
+        "role": plan.role_of(request.user),
+        "members": services.plan_members(plan),
+        "share_form": forms.ShareForm(),
         "query_classes": QUERY_CLASSES,
         "source_classes": SOURCE_CLASSES,
-        "libraries": Library.objects.all(),
+        "libraries": _library_choices(request, plan),
         "blockers": blockers,
         "editing": request.GET.get("edit", ""),
         "runs": Run.objects.filter(plan_version__plan=plan).select_related("plan_version")[:50],
         **extra,
     }
+
+
+def _library_choices(request: AuthedHttpRequest, plan: Plan) -> list[Library]:
+    """Libraries the editor may pick, plus the plan's current one (shown even if not)."""
+    choices = list(library_choices_for_plan(request.user).order_by("name"))
+    if plan.library is not None and plan.library not in choices:
+        choices.append(plan.library)
+    return choices
 
 
 def render_editor(
@@ -175,6 +190,41 @@ def _refused(
     return render_editor(request, plan, status, problems=problems, pending=pending)
 
 
+# --- members ----------------------------------------------------------------------------
+
+
+@require_POST
+def share_plan(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
+    """The owner adds a member with a role, or changes a member's role."""
+    plan = services.get_owned_plan_for_user(request.user, code)
+    form = forms.ShareForm(request.POST)
+    if not form.is_valid():
+        return render_editor(request, plan, 400, problems=forms.errors_in_words(form))
+    try:
+        member = services.check_share_plan(request.user, plan, **form.cleaned_data)
+    except services.PlanInvalid as exc:
+        return render_editor(request, plan, 400, problems=exc.messages)
+    notice = f"{member.user.get_username()} is now a {member.role} of this plan."
+    return _after_members_change(request, plan, notice)
+
+
+@require_POST
+def unshare_plan(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
+    plan = services.get_owned_plan_for_user(request.user, code)
+    form = forms.UnshareForm(request.POST)
+    username = form.cleaned_data["username"] if form.is_valid() else ""
+    removed = services.check_unshare_plan(request.user, plan, username)
+    notice = f"{username} was removed from this plan." if removed else "Nobody was removed."
+    return _after_members_change(request, plan, notice)
+
+
+def _after_members_change(request: AuthedHttpRequest, plan: Plan, notice: str) -> HttpResponse:
+    if request.htmx:
+        return render_editor(request, plan, notice=notice)
+    messages.success(request, notice)
+    return redirect(plan)
+
+
 # --- versions ---------------------------------------------------------------------------
 
 
@@ -223,7 +273,10 @@ def run_context(run: Run) -> dict[str, Any]:
 @require_GET
 def show_run(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
     run = services.get_run_for_user(request.user, code)
-    ctx = {**run_context(run), "can_edit": services.can_edit_plans(request.user)}
+    ctx = {
+        **run_context(run),
+        "can_edit": services.can_edit_plan(request.user, run.plan_version.plan),
+    }
     return render(request, "research/run_detail.html", ctx)
 
 

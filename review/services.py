@@ -27,7 +27,7 @@ from ledger.models import (
 )
 from ledger.readers import claim_input, linked_items
 from ledger.services.claims import Narrowing, do_apply_review
-from research.models import Plan, Run, RunState
+from research.models import Plan, PlanRole, Run, RunState
 from research.pipeline.text import claim_fingerprint
 from research.pipeline.verify import ClaimVerdict, VerifyConfig, default_config, verify_claim
 from research.providers.base import ProviderError
@@ -74,7 +74,12 @@ def is_reviewer(user: Any) -> bool:
 
 
 def can_decide(user: Any, plan: Plan) -> bool:
-    return plan.is_visible_to(user) and is_reviewer(user)
+    """A plan's reviewers decide: members with the reviewer role, and its owner or a
+    superuser when they are in the site's reviewer group."""
+    role = plan.role_of(user)
+    if role == PlanRole.REVIEWER:
+        return True
+    return role == PlanRole.OWNER and is_reviewer(user)
 
 
 def get_claim_for_user(user: Any, code: UUID, *, write: bool = False) -> Claim:
@@ -92,8 +97,10 @@ def get_claim_for_user(user: Any, code: UUID, *, write: bool = False) -> Claim:
 
 
 def check_decide(user: Any, claim: Claim) -> None:
-    if not is_reviewer(user):
-        raise PermissionDenied("Only reviewers decide on claims.")
+    if not can_decide(user, claim.run.plan_version.plan):
+        raise PermissionDenied(
+            "Only the plan's reviewers decide on its claims; ask its owner for the reviewer role."
+        )
 
 
 # --- gate -----------------------------------------------------------------------------

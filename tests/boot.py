@@ -21,3 +21,23 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault(
     "BUNDLE_SIGNING_KEY", os.path.join(tempfile.mkdtemp(prefix="eb-test-key-"), "bundle.pem")
 )
+
+
+def _embedded_was_running() -> bool | None:
+    """Whether the embedded Postgres ran before this session (None: an external database)."""
+    if os.environ.get("DATABASE_URL"):
+        return None
+    from config import embedded
+
+    return "running" in embedded.status()
+
+
+_WAS_RUNNING = _embedded_was_running()
+
+
+def pytest_unconfigure(config: object) -> None:
+    """Stop the embedded Postgres if this test session is what started it."""
+    if _WAS_RUNNING is False and os.environ.get("EMBEDDED_PG") == "1":
+        from config import embedded
+
+        embedded.stop()

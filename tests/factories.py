@@ -51,9 +51,23 @@ def plan_content(question: str = "Does X cause Y?") -> dict[str, Any]:
     }
 
 
+def role_for(user: Any) -> str:
+    """The plan role the cast's site groups suggest (reviewer > researcher > viewer)."""
+    groups = set(user.groups.values_list("name", flat=True))
+    return (
+        "reviewer" if "reviewer" in groups else "researcher" if "researcher" in groups else "viewer"
+    )
+
+
+def add_member(plan: Plan, user: Any, role: str | None = None) -> None:
+    plan.members.add(user, through_defaults={"role": role or role_for(user)})
+
+
 def make_plan(owner: Any, question: str = "Does X cause Y?", members: tuple[Any, ...] = ()) -> Plan:
+    """A plan of ``owner``; each member gets the role their site groups suggest."""
     plan = Plan.objects.create(owner=owner, question=question)
-    plan.members.add(*members)
+    for member in members:
+        add_member(plan, member)
     PlanVersion.create_next(plan, plan_content(question), owner)
     plan.refresh_from_db()
     return plan
@@ -148,8 +162,11 @@ def make_claim(
     return claim
 
 
-def make_library(name: str = "fixture") -> Library:
-    return Library.objects.get_or_create(name=name)[0]
+def make_library(name: str = "fixture", owner: Any = None) -> Library:
+    """Ownerless: an operator's imported corpus, readable by everyone signed in."""
+    return Library.objects.get_or_create(
+        name=name, owner=owner, defaults={"public": owner is None}
+    )[0]
 
 
 def make_candidate(

@@ -10,7 +10,7 @@ from uuid import UUID, uuid4
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Count, Min, Q, QuerySet
 from django.utils import timezone
 from procrastinate.contrib.django import app
 
@@ -56,6 +56,23 @@ def do_queue_uploads(library: Library, user: User | None, files: Sequence[Upload
             lambda: app.configure_task(INGEST_TASK, queue=INGEST_QUEUE).defer(batch=str(batch))
         )
     return batch
+
+
+def recent_batches(user: User, limit: int = 5) -> list[dict[str, object]]:
+    """The user's latest upload batches with their progress (the library page lists them,
+    so a batch's status survives a reload)."""
+    rows = (
+        Upload.objects.filter(uploaded_by=user)
+        .values("batch", "library__name")
+        .annotate(
+            files=Count("pk"),
+            pending=Count("pk", filter=Q(status__in=[UploadStatus.QUEUED, UploadStatus.RUNNING])),
+            failed=Count("pk", filter=Q(status=UploadStatus.FAILED)),
+            started=Min("created_at"),
+        )
+        .order_by("-started")[:limit]
+    )
+    return list(rows)
 
 
 def pending_uploads(batch: UUID | str) -> QuerySet[Upload]:

@@ -8,8 +8,10 @@ use are re-exported here.
 
 from __future__ import annotations
 
-from research.roles import RESEARCHER_GROUP, can_edit_plans
+from research.roles import RESEARCHER_GROUP, can_edit_plan, can_edit_plans
+from research.services.members import check_share_plan, check_unshare_plan, plan_members
 from research.services.plans import (
+    MAX_SCOPE_CHARS,
     PlanConflict,
     PlanInvalid,
     check_create_plan,
@@ -19,6 +21,7 @@ from research.services.plans import (
     current_content,
     do_create_plan,
     get_editable_plan_for_user,
+    get_owned_plan_for_user,
     get_plan_for_user,
     get_run_for_user,
     plan_edit,
@@ -38,11 +41,15 @@ from research.services.runs import (
 
 __all__ = [
     "CANCELLABLE_STATES",
+    "MAX_SCOPE_CHARS",
     "RESEARCHER_GROUP",
     "PlanConflict",
     "PlanInvalid",
     "RunRefused",
+    "can_edit_plan",
     "can_edit_plans",
+    "check_share_plan",
+    "check_unshare_plan",
     "check_create_plan",
     "check_edit_plan",
     "check_save_plan",
@@ -55,9 +62,11 @@ __all__ = [
     "do_start_synthesis",
     "enabled_web_adapters",
     "get_editable_plan_for_user",
+    "get_owned_plan_for_user",
     "get_plan_for_user",
     "get_run_for_user",
     "plan_edit",
+    "plan_members",
     "plans_for_user",
     "run_config",
     "start_blockers",

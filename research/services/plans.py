@@ -1,8 +1,9 @@
 """Plans and their versions: who may see and change them, and every edit as a new version.
 
-Access: a plan is visible to its owner and members (strangers get 404); only
-researchers and staff may create, edit or start (everyone else who can see it gets
-403). Every edit makes a new immutable PlanVersion, and an edit based on a version
+Access: a plan is visible to its owner and members (strangers get 404). Researchers
+and staff create plans; on a plan, its owner and members with the *researcher* role
+edit, start and cancel, *reviewers* decide on claims and *viewers* only read (403 for
+what their role does not allow). Members: :mod:`research.services.members`. Every edit makes a new immutable PlanVersion, and an edit based on a version
 that is no longer current is refused with :class:`PlanConflict`, never merged silently.
 """
 
@@ -19,7 +20,8 @@ from django.db.models import Q, QuerySet
 from django.http import Http404
 
 from ledger.models import Library
-from research.models import Plan, PlanVersion, Run
+from ledger.services.library import library_choices_for_plan
+from research.models import Plan, PlanRole, PlanVersion, Run
 from research.pipeline import planner, records
 from research.pipeline.records import (
     PlanContent,
@@ -29,7 +31,10 @@ from research.pipeline.records import (
     parse_plan,
     question_problems,
 )
-from research.roles import can_edit_plans
+from research.roles import can_edit_plans, check_edit_plan_access
+
+
+MAX_SCOPE_CHARS = 2000  # a scope says what the research covers; background goes elsewhere
 
 
 class PlanInvalid(Exception):
@@ -72,10 +77,17 @@ def get_plan_for_user(user: User, code: UUID) -> Plan:
 
 
 def get_editable_plan_for_user(user: User, code: UUID) -> Plan:
-    """A plan the user may change: 404 for strangers, 403 for read-only members."""
+    """A plan the user may change: 404 for strangers, 403 for viewers and reviewers."""
     plan = get_plan_for_user(user, code)
-    if not can_edit_plans(user):
-        raise PermissionDenied("Only researchers may edit or start plans.")
+    check_edit_plan_access(user, plan)
+    return plan
+
+
+def get_owned_plan_for_user(user: Any, code: UUID) -> Plan:
+    """A plan whose members the user manages: 404 for strangers, 403 for members."""
+    plan = get_plan_for_user(user, code)
+    if plan.role_of(user) != PlanRole.OWNER:
+        raise PermissionDenied("Only the plan's owner adds, changes and removes members.")
     return plan
 
 
@@ -101,6 +113,10 @@ def check_create_plan(
     if not can_edit_plans(user):
         raise PermissionDenied("Only researchers may create plans.")
     problems = question_problems(question)
+    if len(scope) > MAX_SCOPE_CHARS:
+        problems.append(f"The scope is limited to {MAX_SCOPE_CHARS:,} characters.")
+    if library is not None and not library_choices_for_plan(user).filter(pk=library.pk).exists():
+        problems.append("You may not search that library: it has not been shared with you.")
     if problems:
         raise PlanInvalid(problems)
     from research.providers.llm import LLMClient
@@ -127,8 +143,7 @@ def check_save_plan(
     user: User, plan: Plan, base: int, content: PlanContent | dict[str, Any], note: str
 ) -> PlanVersion:
     """Save an edited plan as the next version, if ``base`` is still the current one."""
-    if not can_edit_plans(user):
-        raise PermissionDenied("Only researchers may edit plans.")
+    check_edit_plan_access(user, plan)
     try:
         valid = edited(content) if isinstance(content, PlanContent) else parse_plan(content)
     except PlanSchemaError as exc:
@@ -213,11 +228,16 @@ def plan_edit(op: str, data: dict[str, Any]) -> Callable[[PlanContent], str]:
 
 
 def check_update_plan_library(user: User, plan: Plan, library: Library | None) -> bool:
-    """Point the plan at another library (a plan field, not versioned); True if changed."""
-    if not can_edit_plans(user):
-        raise PermissionDenied("Only researchers may edit plans.")
+    """Point the plan at another library (a plan field, not versioned); True if changed.
+
+    The library must be one the user may choose (public, theirs or shared with them):
+    pointing a plan at a library shares it with the plan's members.
+    """
+    check_edit_plan_access(user, plan)
     if plan.library_id == (library.pk if library else None):
         return False
+    if library is not None and not library_choices_for_plan(user).filter(pk=library.pk).exists():
+        raise PlanInvalid(["You may not search that library: it has not been shared with you."])
     plan.library = library
     plan.save(update_fields=["library", "updated_at"])
     return True

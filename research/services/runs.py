@@ -12,16 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.core.exceptions import PermissionDenied
 from django.db import connection, transaction
 from django.utils import timezone
 
 from ledger.models import Passage
+from ledger.services.library import plan_may_search
 from research.models import Plan, PlanVersion, Run, RunState
 from research.pipeline.records import PlanContent, parse_plan, run_blockers
 from research.progress import publish_run_progress
 from research.queue import schedule_step
-from research.roles import can_edit_plans
+from research.roles import check_edit_plan_access
 from research.services.checkpoints import do_reset_checkpoint
 from research.services.plans import PlanConflict, PlanInvalid
 
@@ -85,7 +85,12 @@ def start_blockers(plan: Plan, content: PlanContent) -> list[str]:
     problems = run_blockers(content)
     uses_library = any("library" in q.source_classes for _, q in content.enabled_queries())
     web = enabled_web_adapters()
-    if plan.library is None and not web:
+    if plan.library is not None and not plan_may_search(plan, plan.library):
+        problems.append(
+            f"The plan's owner may no longer read the library {plan.library.name!r}; "
+            "choose another library in Plan settings."
+        )
+    elif plan.library is None and not web:
         problems.append(
             "There is nothing to search: choose a library for this plan (Plan settings), "
             "or enable a web search adapter in the server settings."
@@ -110,8 +115,7 @@ def check_start_run(user: User, plan: Plan, base: int, *, enqueue: bool = True) 
     ``enqueue=False`` leaves the run for a synchronous driver (``runplan``) instead of
     the workers.
     """
-    if not can_edit_plans(user):
-        raise PermissionDenied("Only researchers may start runs.")
+    check_edit_plan_access(user, plan)
     version = plan.current_version
     if version is None or version.number != base:
         raise PlanConflict(base, version.number if version else 0)
@@ -139,8 +143,7 @@ def do_start_run(
 
 def do_request_cancel(user: User, run: Run) -> Run:
     """Ask a run to stop at its next safe point (a queued run stops at once)."""
-    if not can_edit_plans(user):
-        raise PermissionDenied("Only researchers may cancel runs.")
+    check_edit_plan_access(user, run.plan_version.plan)
     with transaction.atomic():
         locked = Run.objects.select_for_update().get(pk=run.pk)
         if locked.is_terminal:

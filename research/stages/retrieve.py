@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from ledger.readers import context_items
-from ledger.services.library import get_web_capture_library
+from ledger.services.library import plan_library_ids
 from research import retrieval
 from research.models import Run, RunState, StageCheckpoint, StageStatus
 from research.pipeline.counter import Retrieve
@@ -60,13 +60,8 @@ def issued_queries(ctx: StageContext) -> list[IssuedQuery]:
 
 
 def library_ids(run: Run) -> tuple[int, ...]:
-    """The plan's library and the plan's web captures (when it has any)."""
-    plan = run.plan_version.plan
-    ids = [plan.library_id] if plan.library_id else []
-    web = get_web_capture_library(plan.code)
-    if web:
-        ids.append(web.pk)
-    return tuple(ids)
+    """The plan's library (when its owner may read it) and the plan's web captures."""
+    return plan_library_ids(run.plan_version.plan)
 
 
 def _fuse(found: list[list[PooledHit]]) -> tuple[PooledHit, ...]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from ledger.models import Library
+from ledger.services.library import plan_may_search
 from ledger.services.search_hits import do_record_search_hits
 from research.models import RunState, StageCheckpoint
 from research.stages import adapters
@@ -107,7 +108,7 @@ def run(ctx: StageContext) -> None:
             per_sq[q.subquestion] = per_sq.get(q.subquestion, 0) + 1
         ctx.save_cursor(planned=[asdict(q) for q in queries], per_subquestion=per_sq, done_keys=[])
     planned = [PlannedQuery(**item) for item in ctx.cursor["planned"]]
-    library = ctx.run.plan_version.plan.library
+    library = searchable_library(ctx)
     available = adapters.search_adapters(library)
     done: list[str] = list(ctx.cursor.get("done_keys", []))
     ctx.progress(len(done), len(planned))
@@ -120,6 +121,19 @@ def run(ctx: StageContext) -> None:
         ctx.save_cursor(done_keys=done, done=len(done), total=len(planned))
         ctx.count(hits=ctx.checkpoint.counters.get("hits", 0) + hits)
     ctx.count(issued=len(done))
+
+
+def searchable_library(ctx: StageContext) -> Library | None:
+    """The plan's library, unless its owner may no longer read it (then said so)."""
+    plan = ctx.run.plan_version.plan
+    library = plan.library
+    if library is not None and not plan_may_search(plan, library):
+        ctx.note(
+            "library",
+            f"not searched: the plan's owner may no longer read the library {library.name!r}",
+        )
+        return None
+    return library
 
 
 def _search_one(

@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from ledger.models import Library, Upload
 from ledger.services.uploads import do_ingest_uploads
-from tests.factories import make_passage, make_snapshot
+from tests.factories import make_library, make_passage, make_snapshot
 
 pytestmark = pytest.mark.django_db
 
@@ -15,7 +15,9 @@ HOSTILE = 'Aspirin helps. <script>alert("x")</script> Really <b>bold</b> claims.
 
 
 def _source(title="Aspirin and stroke", text=HOSTILE, **fields):
+    """A source in a public (imported) library, readable by every signed-in user."""
     snapshot = make_snapshot(text, title=title, **fields)
+    snapshot.source.libraries.add(make_library("shared"))
     return snapshot.source, snapshot
 
 
@@ -149,7 +151,7 @@ def test_it_explains_an_upload_without_files_or_library(client, author):
 
 
 def test_it_hides_an_upload_batch_from_other_users(client, author, outsider):
-    library = Library.objects.create(name="private-ish")
+    library = Library.objects.create(name="private-ish", owner=author)
     client.force_login(author)
     _upload(
         client, library=str(library.code), documents=[SimpleUploadedFile("a.txt", b"Words here.")]

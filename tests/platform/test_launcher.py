@@ -106,3 +106,121 @@ def test_it_runs_serves_login_keeps_data_and_refuses_a_second_instance(tmp_path)
         assert count == "1"
     finally:
         _stop(second)
+
+
+def _children(pid: int) -> dict[int, str]:
+    """Direct child processes of ``pid`` with their command lines (from /proc)."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found[int(entry.name)] = cmdline
+    return found
+
+
+def _worker_pids(launcher_pid: int) -> set[int]:
+    return {pid for pid, cmd in _children(launcher_pid).items() if "procrastinate worker" in cmd}
+
+
+def test_it_restarts_a_crashed_worker_and_keeps_serving(tmp_path):
+    env = _env(tmp_path, free_port())
+    launcher = _launch(env)
+    try:
+        url, _ = _wait_for_url(launcher)
+        deadline = time.monotonic() + 30
+        while not (workers := _worker_pids(launcher.pid)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert len(workers) == 1
+        os.kill(workers.pop(), signal.SIGKILL)  # the worker crashes
+        assert launcher.stdout is not None
+        line = launcher.stdout.readline()
+        while "exited" not in line:
+            line = launcher.stdout.readline()
+        assert "worker 0 exited with code -9; restarting in 1 s" in line
+        with urllib.request.urlopen(url + "healthz", timeout=10) as response:
+            assert response.status == 200  # web server and database still up
+        deadline = time.monotonic() + 30
+        while not _worker_pids(launcher.pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert len(_worker_pids(launcher.pid)) == 1  # a new worker took its place
+        assert launcher.poll() is None
+    finally:
+        _stop(launcher)
+
+
+def test_it_backs_off_a_service_that_keeps_crashing(tmp_path, capsys):
+    from config.launcher import Service
+
+    service = Service("crasher", [sys.executable, "-c", "raise SystemExit(3)"], dict(os.environ))
+    service.start()
+    assert service.proc is not None
+    service.proc.wait(timeout=30)
+    now = time.monotonic()
+    service.check(now)  # noticed: restart scheduled after 1 s
+    assert service.restart_at == pytest.approx(now + 1.0)
+    service.check(now + 0.5)
+    assert service.restarts == 0
+    service.check(now + 1.0)  # restarted
+    assert service.restarts == 1
+    service.proc.wait(timeout=30)
+    service.check(now + 1.5)
+    assert service.restart_at == pytest.approx(now + 1.5 + 2.0)  # doubled
+    assert "crasher exited with code 3; restarting in 1 s" in capsys.readouterr().err
+
+
+def test_it_reports_the_embedded_database_without_starting_it(tmp_path):
+    env = _env(tmp_path, free_port())
+    result = subprocess.run(
+        [sys.executable, "manage.py", "pgembedded", "status"],
+        env=env,
+        cwd=BASE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("stopped")
+    assert not (tmp_path / "pg" / "postmaster.pid").exists()
+
+
+def test_it_leaves_no_embedded_database_running_after_a_test_session(tmp_path):
+    env = _env(tmp_path, free_port())
+    env["TEST_DATABASE_NAME"] = "test_leftover"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests/platform/test_env_example.py",
+        ],
+        env=env,
+        cwd=BASE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-2000:]
+    assert (tmp_path / "pg").is_dir()  # the session did start it
+    status = _shell_status(env)
+    assert status.startswith("stopped"), status
+
+
+def _shell_status(env: dict[str, str]) -> str:
+    result = subprocess.run(
+        [sys.executable, "manage.py", "pgembedded", "status"],
+        env=env,
+        cwd=BASE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return result.stdout.strip()

@@ -31,10 +31,22 @@ def test_it_passes_the_deploy_check_with_production_settings():
 
 
 def test_it_names_a_missing_production_secret():
-    env = {**PRODUCTION, "DJANGO_SECRET_KEY": ""}
+    external = "postgresql://evidence:pw@db.example.org:5432/evidence"
+    env = {**PRODUCTION, "DJANGO_SECRET_KEY": "", "DATABASE_URL": external}
     result = _manage("check", **env)
     assert result.returncode != 0
     assert "DJANGO_SECRET_KEY is required" in result.stderr
+
+
+def test_it_keeps_a_local_secret_for_an_install_on_the_embedded_database(tmp_path):
+    from config.env import local_secret_key
+
+    path = tmp_path / "secret_key"
+    key = local_secret_key(path)
+    assert len(key) >= 32 and local_secret_key(path) == key  # made once, then kept
+    assert path.stat().st_mode & 0o777 == 0o600
+    result = _manage("check", **{**PRODUCTION, "DJANGO_SECRET_KEY": ""})  # embedded database
+    assert result.returncode == 0, result.stderr
 
 
 def test_it_names_a_malformed_database_url():

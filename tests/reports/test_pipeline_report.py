@@ -20,6 +20,7 @@ from research.models import Run, RunState
 from review import reports
 from review import services as review
 from review.diff import diff_runs
+from tests.factories import add_member
 from tests.reports.bundles import bundle_problems
 from tests.research.fixtures import DOCUMENTS, fixture_document, ingest_fixture_library
 from tests.research.test_runner import small_plan
@@ -77,7 +78,7 @@ def _change_one_source() -> str:
 def test_it_goes_from_a_real_run_to_verified_exports_and_diffs_a_rerun(author, reviewer, tmp_path):
     library = ingest_fixture_library(LIBRARY)
     plan = services.do_create_plan(author, small_plan(), library=library)
-    plan.members.add(reviewer)
+    add_member(plan, reviewer)
     first = runner.run_to_end(services.check_start_run(author, plan, 1).code)
     assert first.state == RunState.AWAITING_REVIEW
     _assert_every_claim_went_through_verification(first)

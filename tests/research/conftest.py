@@ -11,7 +11,7 @@ VITAMIN_D = "Does vitamin D supplementation reduce the risk of fractures in olde
 @pytest.fixture
 def library() -> Library:
     """A small library with one passage: enough for a run to be allowed to start."""
-    lib = Library.objects.create(name="fixture-lib")
+    lib = Library.objects.create(name="fixture-lib", public=True)  # an imported corpus
     snapshot = make_snapshot(
         "Vitamin D supplementation reduced hip fractures in older adults in a large trial.",
         title="Vitamin D trial",

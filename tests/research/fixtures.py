@@ -112,7 +112,7 @@ def ingest_fixture_library(name: str = "fixture-vitamin-d") -> Library:
     from ledger.services.ingest import ingest_documents
     from ledger.services.sparse_index import sync_sparse_index
 
-    library, _ = Library.objects.get_or_create(name=name)
+    library, _ = Library.objects.get_or_create(name=name, owner=None, defaults={"public": True})
     docs = [fixture_document(name, n, title, body) for n, (title, body) in enumerate(DOCUMENTS, 1)]
     results = ingest_documents(docs, library)
     assert all(r.status != "failed" for r in results), [r.error for r in results]

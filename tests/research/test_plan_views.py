@@ -7,6 +7,7 @@ from django.urls import reverse
 from research import services
 from research.models import Plan, PlanVersion, Run
 from research.pipeline.records import parse_plan
+from tests.factories import add_member
 from tests.research.conftest import VITAMIN_D, htmx
 
 pytestmark = pytest.mark.django_db
@@ -324,7 +325,7 @@ def test_it_hides_plans_from_outsiders(client, plan, outsider):
 
 
 def test_it_shows_plans_read_only_to_reviewer_members(client, plan, reviewer):
-    plan.members.add(reviewer)
+    add_member(plan, reviewer)
     client.force_login(reviewer)
 
     page = client.get(plan.get_absolute_url())

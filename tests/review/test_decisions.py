@@ -7,6 +7,7 @@ from django.urls import reverse
 from ledger.models import ReviewState
 from review import services
 from review.models import ReviewDecision
+from tests.factories import add_member
 
 
 def _approve(client, claim, version=None):
@@ -63,7 +64,7 @@ def test_it_tells_the_second_reviewer_about_a_conflict(client, reviewer, flagged
 
     second = User.objects.create_user("second", password="pw")
     second.groups.add(Group.objects.get(name="reviewer"))
-    plan.members.add(second)
+    add_member(plan, second)
     other = Client()
     other.force_login(second)
     client.force_login(reviewer)

@@ -11,7 +11,7 @@ from ledger.models import ReviewState, Verdict
 from research.pipeline.text import claim_fingerprint
 from review import services
 from review.models import GatePolicy, ReviewDecision
-from tests.factories import make_claim, make_passage, make_snapshot
+from tests.factories import add_member, make_claim, make_passage, make_snapshot
 
 TRIAL = (
     "Background. In a randomised trial of 400 patients, Drug A lowered blood pressure in "
@@ -141,7 +141,7 @@ def test_it_needs_a_second_reviewer_to_approve_a_high_impact_narrowing(
 
     second = User.objects.create_user("second", password="pw")
     second.groups.add(Group.objects.get(name="reviewer"))
-    plan.members.add(second)
+    add_member(plan, second)
     client.force_login(second)
     url = reverse("review-approve-claim", args=[broad.code])
     assert client.post(url, {"version": 2}).status_code == 302
