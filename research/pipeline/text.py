@@ -15,6 +15,7 @@ direction (:data:`UP_WORDS`, :data:`DOWN_WORDS`, :data:`OPPOSITE_WORDS`,
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -338,7 +339,6 @@ ABBREVIATIONS = frozenset(
 # A sentence ends at . ! or ? (plus closing quotes/brackets) before whitespace and a
 # plausible sentence start; abbreviations and initials are filtered afterwards.
 _BOUNDARY = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s+[\"'\u201c\u2018(\[]?[A-Z0-9])")
-_WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)\.$")
 
 
 def normalize_text(text: str) -> str:
@@ -414,7 +414,7 @@ def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[t
     spans: list[tuple[int, int]] = []
     cursor = start
     for match in _BOUNDARY.finditer(text, start, end):
-        if _is_abbreviation(text[cursor : match.start() + 1]):
+        if _abbreviation_before(text, cursor, match.start()):
             continue
         spans.append((cursor, match.end()))
         cursor = match.end()
@@ -422,12 +422,28 @@ def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[t
     return [trimmed for span in spans if (trimmed := trim_span(text, *span))]
 
 
-def _is_abbreviation(sentence: str) -> bool:
-    found = _WORD_BEFORE.search(sentence)
-    if found is None:
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.")
+
+
+def _abbreviation_before(text: str, cursor: int, dot: int) -> bool:
+    """Does the boundary at ``dot`` end an abbreviation ("e.g.", "Fig.", a lone initial)?
+
+    Reads only the word that ends at ``dot`` (scanning back no further than the
+    current sentence's start), so the splitter stays linear in the text: the word
+    before each boundary is read once, however many boundaries are skipped.
+    """
+    if text[dot] != ".":
         return False
-    word = found.group(1).lower()
+    begin = dot
+    while begin > cursor and text[begin - 1] in _WORD_CHARS:
+        begin -= 1
+    while begin < dot and text[begin] == ".":  # a word starts with a letter
+        begin += 1
+    if begin == dot:
+        return False
+    word = text[begin:dot].lower()
     return word in ABBREVIATIONS or len(word) == 1 or word.count(".") >= 1
+
 
 
 def trim_span(text: str, start: int, end: int) -> tuple[int, int] | None:
@@ -527,6 +543,8 @@ def quantities(text: str) -> list[Quantity]:
         try:
             value = float(raw.replace(",", ""))
         except ValueError:
+            continue
+        if not math.isfinite(value):  # "1" * 310 overflows: no quantity, never Infinity
             continue
         found.append(Quantity(m.group(0).strip(), value, _canonical_unit(unit)))
     return found
