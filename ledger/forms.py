@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import UploadedFile
 
 from ledger.models import Library, SourceType
 
-UPLOAD_SUFFIXES = (".html", ".htm", ".pdf", ".md", ".markdown", ".txt", ".text")
+UPLOAD_SUFFIXES = (".html", ".htm", ".pdf", ".md", ".markdown", ".txt", ".text", ".jsonl")
 MAX_FILES = 50
 
 
@@ -53,7 +53,7 @@ class UploadForm(forms.Form):
     )
     new_library = forms.CharField(required=False, max_length=200, label="New library name")
     documents = MultipleFileField(
-        label="Files (HTML, PDF, Markdown, plain text)",
+        label="Files (HTML, PDF, Markdown, plain text; a corpus as BEIR or SciFact .jsonl)",
         allow_empty_file=True,  # an empty file gets its own clear error from ingestion
         widget=MultipleFileInput(attrs={"accept": ",".join(UPLOAD_SUFFIXES)}),
     )

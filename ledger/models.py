@@ -212,8 +212,18 @@ class UploadStatus(models.TextChoices):
     FAILED = "failed"
 
 
+class UploadKind(models.TextChoices):
+    FILE = "file", "document"
+    CORPUS = "corpus", "corpus (JSONL, BEIR or SciFact)"
+
+
 class Upload(models.Model):
-    """One uploaded file waiting for, or done with, ingestion (per-file result or error)."""
+    """One uploaded file waiting for, or done with, ingestion (per-file result or error).
+
+    A ``corpus`` upload is a JSONL file of many documents: its progress (documents done
+    of total, when it started) is stored here after every ingest batch, so the page
+    can show progress and an ETA that survive a reload.
+    """
 
     code = models.UUIDField(default=uuid4, unique=True, editable=False)
     library = models.ForeignKey(Library, on_delete=models.CASCADE, related_name="uploads")
@@ -235,6 +245,13 @@ class Upload(models.Model):
         "Source", null=True, blank=True, on_delete=models.SET_NULL, related_name="uploads"
     )
     passages = models.PositiveIntegerField(default=0)
+    kind = models.CharField(max_length=6, choices=UploadKind.choices, default=UploadKind.FILE)
+    documents_total = models.PositiveIntegerField(default=0)
+    documents_done = models.PositiveIntegerField(default=0)
+    report = models.JSONField(
+        default=dict, blank=True, help_text="A corpus's counts per status and its bad lines."
+    )
+    started_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -243,6 +260,17 @@ class Upload(models.Model):
 
     def __str__(self) -> str:
         return f"{self.filename} ({self.status})"
+
+    @property
+    def eta_s(self) -> float | None:
+        """Seconds a running corpus upload still needs at its rate so far (None: unknown)."""
+        if self.started_at is None or self.finished_at or not self.documents_done:
+            return None
+        from django.utils import timezone
+
+        elapsed = (timezone.now() - self.started_at).total_seconds()
+        left = max(0, self.documents_total - self.documents_done)
+        return elapsed / self.documents_done * left
 
 
 class PassageKind(models.TextChoices):

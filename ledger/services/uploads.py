@@ -1,10 +1,19 @@
-"""Uploaded files: queue them (one row each, with their bytes), then ingest them in a task."""
+"""Uploaded files: queue them (one row each, with their bytes), then ingest them in a task.
+
+A ``.jsonl`` file is a corpus (BEIR or SciFact format): its records are ingested in
+batches, each bad line is skipped and reported with its number, and the upload row
+records how many documents are done after every batch (the page's progress and ETA).
+Its documents are ``corpus:upload-<library code>:<doc id>``: another user's corpus with
+the same ids can never receive a snapshot from this upload.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import tempfile
 import zlib
 from collections.abc import Sequence
+from pathlib import Path
 from uuid import UUID, uuid4
 
 from django.contrib.auth.models import User
@@ -14,18 +23,23 @@ from django.db.models import Count, Min, Q, QuerySet
 from django.utils import timezone
 from procrastinate.contrib.django import app
 
-from ledger.models import Library, Upload, UploadStatus
+from ledger.models import Library, Upload, UploadKind, UploadStatus
+from ledger.services.corpus import BadLine, CorpusError, detect_format, read_corpus
 from ledger.services.ingest import (
     DocumentInput,
     IngestProgress,
     IngestResult,
     ingest_documents,
+    summarize,
 )
 
 UPLOAD_BATCH = 8  # files per ingest batch: per-file results appear while the rest continue
 # The task that ingests a batch (registered in ledger/tasks.py) and its queue.
 INGEST_TASK = "ledger.ingest_uploads"
 INGEST_QUEUE = "ingest"
+CORPUS_BATCH = 64  # corpus records per ingest batch: progress is saved after each
+CORPUS_SUFFIXES = (".jsonl",)
+MAX_REPORTED = 200  # bad lines / failed documents listed on the page
 
 _STATUS = {
     "added": UploadStatus.ADDED,
@@ -43,6 +57,7 @@ def do_queue_uploads(library: Library, user: User | None, files: Sequence[Upload
         for file in files:
             data = file.read()
             Upload.objects.create(
+                kind=UploadKind.CORPUS if is_corpus(file.name or "") else UploadKind.FILE,
                 library=library,
                 uploaded_by=user,
                 batch=batch,
@@ -82,11 +97,19 @@ def pending_uploads(batch: UUID | str) -> QuerySet[Upload]:
     ).order_by("pk")
 
 
+def is_corpus(filename: str) -> bool:
+    return filename.lower().endswith(CORPUS_SUFFIXES)
+
+
 def do_ingest_uploads(batch: UUID | str) -> list[IngestResult]:
     """Ingest the unfinished uploads of a batch; safe to run again after a crash."""
-    uploads = list(pending_uploads(batch).select_related("library"))
+    pending = list(pending_uploads(batch).select_related("library"))
+    results: list[IngestResult] = []
+    for corpus in (u for u in pending if u.kind == UploadKind.CORPUS):
+        results += do_ingest_corpus_upload(corpus)
+    uploads = [u for u in pending if u.kind != UploadKind.CORPUS]
     if not uploads:
-        return []
+        return results
     Upload.objects.filter(pk__in=[u.pk for u in uploads]).update(status=UploadStatus.RUNNING)
     docs = [
         DocumentInput(
@@ -99,9 +122,77 @@ def do_ingest_uploads(batch: UUID | str) -> list[IngestResult]:
         for upload in uploads
     ]
     progress = _RecordEachBatch(uploads)
-    return ingest_documents(
+    return results + ingest_documents(
         docs, uploads[0].library, progress=progress, batch_size=UPLOAD_BATCH, total=len(docs)
     )
+
+
+def do_ingest_corpus_upload(upload: Upload) -> list[IngestResult]:
+    """Ingest a JSONL corpus upload batch by batch, recording progress after each batch."""
+    data = zlib.decompress(bytes(upload.raw))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "corpus.jsonl"
+        path.write_bytes(data)
+        try:
+            detect_format(path)
+        except CorpusError as exc:
+            _finish_corpus(upload, [], [], error=str(exc).replace(str(path), upload.filename))
+            return []
+        total = sum(1 for line in data.splitlines() if line.strip())
+        upload.status, upload.started_at = UploadStatus.RUNNING, timezone.now()
+        upload.documents_total, upload.documents_done = total, 0
+        upload.save(update_fields=["status", "started_at", "documents_total", "documents_done"])
+        bad: list[BadLine] = []
+        docs = read_corpus(path, f"upload-{upload.library.code}", None, bad)
+        results = ingest_documents(
+            docs,
+            upload.library,
+            progress=_CorpusProgress(upload, bad),
+            batch_size=CORPUS_BATCH,
+            total=total,
+        )
+    _finish_corpus(upload, results, bad)
+    return results
+
+
+class _CorpusProgress(IngestProgress):
+    def __init__(self, upload: Upload, bad: list[BadLine]) -> None:
+        self.upload, self.bad = upload, bad
+
+    def batch_done(self, done: int, total: int, results: Sequence[IngestResult]) -> None:
+        self.upload.documents_done = min(done + len(self.bad), self.upload.documents_total)
+        self.upload.passages += sum(r.passages for r in results)
+        self.upload.save(update_fields=["documents_done", "passages"])
+
+
+def _finish_corpus(
+    upload: Upload, results: list[IngestResult], bad: list[BadLine], error: str = ""
+) -> None:
+    counts = summarize(results)
+    stored = sum(counts.get(k, 0) for k in ("added", "new_snapshot", "unchanged", "duplicate"))
+    failed = [r for r in results if r.status == "failed"]
+    upload.report = {
+        "counts": counts,
+        "bad_lines": [[b.line, b.reason] for b in bad[:MAX_REPORTED]],
+        "bad_line_count": len(bad),
+        "failed": [[r.label, r.error] for r in failed[:MAX_REPORTED]],
+    }
+    upload.passages = counts.get("passages", 0)
+    upload.documents_done = upload.documents_total
+    upload.finished_at = timezone.now()
+    if error or not stored:
+        upload.status = UploadStatus.FAILED
+        upload.error_reason = "corpus"
+        upload.error = error or (
+            f"no document could be stored ({len(failed)} failed, {len(bad)} bad lines)"
+        )
+    else:
+        upload.status = UploadStatus.ADDED
+        upload.raw = b""
+        problems = [f"{len(failed)} documents failed"] if failed else []
+        problems += [f"{len(bad)} bad lines skipped"] if bad else []
+        upload.error = "; ".join(problems)
+    upload.save()
 
 
 class _RecordEachBatch(IngestProgress):

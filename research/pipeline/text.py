@@ -445,7 +445,6 @@ def _abbreviation_before(text: str, cursor: int, dot: int) -> bool:
     return word in ABBREVIATIONS or len(word) == 1 or word.count(".") >= 1
 
 
-
 def trim_span(text: str, start: int, end: int) -> tuple[int, int] | None:
     """``(start, end)`` without outer whitespace; None when nothing is left."""
     while start < end and text[start].isspace():

@@ -174,3 +174,13 @@ def test_it_reads_every_malformed_line_as_a_corpus_error():
             path.write_text(json.dumps(DOCS[0]) + "\n" + bad + "\n")
             with pytest.raises(CorpusError, match="line 2"):
                 list(read_corpus(path, "x"))
+
+
+def test_it_imports_into_a_public_library_or_one_private_to_an_owner(tmp_path, author):
+    public = _run(_write_beir(tmp_path / "open-beir", DOCS))
+    assert "(public: every signed-in user reads it)" in public
+    assert Library.objects.get(name="open").public
+    private = _run(_write_beir(tmp_path / "mine-beir", DOCS), "--owner", "author")
+    assert "(private to author)" in private
+    library = Library.objects.get(name="mine")
+    assert library.owner == author and not library.public

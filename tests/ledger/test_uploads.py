@@ -207,3 +207,51 @@ def test_it_ingests_a_fetched_page_with_its_http_charset_and_metadata(author):
     assert snapshot.http_status == 200
     assert snapshot.http_headers == {"content-type": "text/html; charset=ISO-8859-1"}
     assert source.metadata["redirect_chain"] == ["http://news.example/x?utm_source=feed"]
+
+
+def test_it_imports_an_uploaded_corpus_with_progress_and_bad_lines(author, client):
+    import json
+
+    lines = [
+        json.dumps({"_id": "a1", "title": "Falls", "text": "Vitamin D reduced falls in a trial."}),
+        '{"_id": "a2", "title": "Broken',
+        json.dumps({"_id": "a3", "title": "Bones", "text": "Calcium raised bone density."}),
+    ]
+    corpus = _file("corpus.jsonl", "\n".join(lines).encode(), "application/jsonl")
+    library, batch = _queue(author, corpus, library_name="my corpus")
+    upload = Upload.objects.get(batch=batch)
+    assert upload.kind == "corpus"
+
+    do_ingest_uploads(batch)
+
+    upload.refresh_from_db()
+    assert upload.status == "added" and upload.documents_done == upload.documents_total == 3
+    assert upload.report["bad_lines"] == [[2, upload.report["bad_lines"][0][1]]]
+    assert "not JSON" in upload.report["bad_lines"][0][1]
+    assert set(Source.objects.filter(libraries=library).values_list("canonical_id", flat=True)) == {
+        f"corpus:upload-{library.code}:a1",
+        f"corpus:upload-{library.code}:a3",
+    }
+    client.force_login(author)
+    page = client.get(f"/library/uploads/{batch}/").content.decode()
+    assert "3 of 3 documents" in page and "line 2: not JSON" in page
+    assert "1 bad line skipped" in page
+
+
+def test_it_reports_a_file_that_is_no_corpus(author):
+    corpus = _file("notes.jsonl", b"just some text\n", "application/jsonl")
+    _, batch = _queue(author, corpus)
+    do_ingest_uploads(batch)
+    upload = Upload.objects.get(batch=batch)
+    assert upload.status == "failed" and "line 1: not JSON" in upload.error
+
+
+def test_it_estimates_the_time_left_from_the_rate_so_far(author):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    library = Library.objects.create(name="eta", owner=author)
+    upload = Upload(library=library, documents_total=1000, documents_done=250)
+    upload.started_at = timezone.now() - timedelta(seconds=100)
+    assert upload.eta_s is not None and 299 < upload.eta_s < 302

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ledger.services.corpus import (
@@ -54,6 +55,12 @@ class Command(BaseCommand):
         parser.add_argument("--corpus-name", default="", help="Used in corpus:<name>:<id> ids")
         parser.add_argument("--source-type", default=None, help="Source type of corpus records")
         parser.add_argument("--batch-size", type=int, default=256)
+        parser.add_argument(
+            "--owner",
+            default="",
+            help="Username whose private library this is (default: a public library, "
+            "readable by every signed-in user)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         path: Path = corpus_path(options["path"])
@@ -63,15 +70,27 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         name = options["corpus_name"] or default_corpus_name(path)
         library_name = options["library"] or name
+        owner = None
+        if options["owner"]:
+            owner = User.objects.filter(username=options["owner"]).first()
+            if owner is None:
+                raise CommandError(f"no user is named {options['owner']!r}")
         bad_lines: list[BadLine] = []
         docs = list(read_corpus(path, name, options["source_type"], bad_lines))
+        access = (
+            f"private to {owner.username}" if owner else "public: every signed-in user reads it"
+        )
         self.stdout.write(
-            f"{path}: {fmt} format, {len(docs)} documents -> library {library_name!r}"
+            f"{path}: {fmt} format, {len(docs)} documents -> library {library_name!r} ({access})"
         )
         for bad in bad_lines:
             self.stdout.write(f"skipped {bad}")
         results = do_import_corpus(
-            docs, library_name, progress=_Printer(self), batch_size=options["batch_size"]
+            docs,
+            library_name,
+            progress=_Printer(self),
+            batch_size=options["batch_size"],
+            owner=owner,
         )
         self._report(results)
         if bad_lines:
