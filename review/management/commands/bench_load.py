@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import random
 import socket
@@ -32,6 +33,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.sessions.backends.db import SessionStore
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
 from django.urls import reverse
@@ -66,6 +68,8 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if not 1 <= options["clients"] <= 1000 or not 0 < options["seconds"] <= 3600:
             raise CommandError("--clients must be 1..1000 and --seconds 0..3600 (bounded load)")
+        logging.getLogger("httpx").setLevel(logging.WARNING)
+        call_command("migrate", verbosity=0)  # prepares its own database
         user = scratch_user()
         run = build_run(user, options["claims"])
         sessions = [_session(user) for _ in range(options["clients"])]
