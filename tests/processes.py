@@ -84,7 +84,7 @@ def start_daphne(port: int, **extra_env: str) -> subprocess.Popen[str]:
 
 def start_web(port: int, processes: int = 1, **extra_env: str) -> subprocess.Popen[str]:
     """The production web server (``config.launcher.web_command``: uvicorn), ready on return."""
-    from config.launcher import web_command
+    from config.serve import web_command
 
     env = child_env(EB_WEB_PROCESSES=str(processes), **extra_env)
     proc = subprocess.Popen(

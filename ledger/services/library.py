@@ -161,11 +161,11 @@ def web_capture_library_name(plan_code: object) -> str:
     return f"{CAPTURE_PREFIX}{plan_code}"
 
 
-def get_web_capture_library(plan_code: object) -> Library | None:
+def get_web_capture_library(plan_code: UUID | str) -> Library | None:
     return Library.objects.filter(capture_for__code=plan_code).first()
 
 
-def do_get_web_capture_library(plan_code: object) -> Library:
+def do_get_web_capture_library(plan_code: UUID | str) -> Library:
     """The plan's own library of web captures, made on first use: owned by the plan's
     owner, readable by the plan's members, written only by its runs."""
     from research.models import Plan

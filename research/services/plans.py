@@ -3,7 +3,8 @@
 Access: a plan is visible to its owner and members (strangers get 404). Researchers
 and staff create plans; on a plan, its owner and members with the *researcher* role
 edit, start and cancel, *reviewers* decide on claims and *viewers* only read (403 for
-what their role does not allow). Members: :mod:`research.services.members`. Every edit makes a new immutable PlanVersion, and an edit based on a version
+what their role does not allow). Members: :mod:`research.services.members`.
+Every edit makes a new immutable PlanVersion, and an edit based on a version
 that is no longer current is refused with :class:`PlanConflict`, never merged silently.
 """
 
@@ -32,7 +33,6 @@ from research.pipeline.records import (
     question_problems,
 )
 from research.roles import can_edit_plans, check_edit_plan_access
-
 
 MAX_SCOPE_CHARS = 2000  # a scope says what the research covers; background goes elsewhere
 

@@ -11,7 +11,7 @@ from ledger.models import Library, LibraryMember, Source, Upload
 from ledger.services.library import (
     can_read_library,
     can_write_library,
-    capture_library,
+    do_get_web_capture_library,
     plan_library_ids,
     plan_may_search,
 )
@@ -94,7 +94,7 @@ def test_it_shares_a_plans_library_and_captures_with_its_members_only(
     library, _ = private_upload
     plan = make_plan(author, members=(reviewer,))
     assert services.check_update_plan_library(author, plan, library)
-    captures = capture_library(plan)
+    captures = do_get_web_capture_library(plan.code)
     for shared in (library, captures):
         assert can_read_library(reviewer, shared)  # as a member of the plan
         assert not can_read_library(outsider, shared)

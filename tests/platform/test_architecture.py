@@ -18,7 +18,7 @@ APPS = ("config", "research", "ledger", "review")
 
 # Lowest first. A module belongs to the first layer with a matching pattern.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("settings", (r"config(\.(settings|env|embedded|procrastinate))?$",)),
+    ("settings", (r"config(\.(settings|env|embedded|procrastinate|serve))?$",)),
     ("pure steps and providers", (r"research\.(pipeline|providers)(\..+)?$",)),
     (
         "models",
@@ -42,6 +42,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "interfaces",
         (
             r"\w+\.(views|forms|urls|admin|consumers|routing|http)$",
+            r"config\.(errors|limits)$",
+            r"\w+\.templatetags(\..+)?$",
             r"\w+\.management(\..+)?$",
             r"review\.report_(views|urls)$",
         ),

@@ -134,7 +134,7 @@ def _server_env(processes: int) -> dict[str, str]:
 
 
 def _start_server(kind: str, processes: int) -> tuple[subprocess.Popen[bytes], str]:
-    from config.launcher import web_command
+    from config.serve import web_command
 
     env = _server_env(processes)
     subprocess.run(
