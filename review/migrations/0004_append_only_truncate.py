@@ -32,6 +32,6 @@ DROP FUNCTION IF EXISTS review_decision_no_truncate();
 
 
 class Migration(migrations.Migration):
-    dependencies = [("review", "0002_append_only_trigger")]
+    dependencies = [("review", "0003_rundiff_carried_from_report_date")]
 
     operations = [migrations.RunSQL(FORWARD, BACKWARD)]
