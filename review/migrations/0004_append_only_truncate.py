@@ -20,7 +20,7 @@ BEGIN
 END;
 $$ LANGUAGE plpgsql;
 
-CREATE TRIGGER review_decision_no_truncate
+CREATE OR REPLACE TRIGGER review_decision_no_truncate
     BEFORE TRUNCATE ON review_reviewdecision
     FOR EACH STATEMENT EXECUTE FUNCTION review_decision_no_truncate();
 """
