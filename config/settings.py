@@ -138,6 +138,18 @@ CHANNEL_LAYERS = {
 if envstr("CHANNEL_LAYER") == "memory":
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
+# A pool of database connections per process (psycopg_pool), for the web server: under
+# ASGI every request runs in a thread of its own, so CONN_MAX_AGE would leave one open
+# connection per thread; the pool hands a few connections round instead. 0: no pool.
+DATABASE_POOL_MAX = envint("DATABASE_POOL_MAX", 0, minimum=0)
+if DATABASE_POOL_MAX:
+    if DATABASES["default"]["CONN_MAX_AGE"]:
+        raise ImproperlyConfigured("DATABASE_POOL_MAX needs DATABASE_CONN_MAX_AGE=0")
+    DATABASES["default"]["OPTIONS"] = {
+        **dict(DATABASES["default"].get("OPTIONS") or {}),  # type: ignore[call-overload]
+        "pool": {"min_size": 1, "max_size": DATABASE_POOL_MAX, "timeout": 30},
+    }
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -76,3 +76,19 @@ def test_it_uses_the_postgres_channel_layer_with_real_settings():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "PostgresChannelLayer"
+
+
+def test_it_pools_connections_only_when_asked_and_never_with_persistent_ones():
+    code = (
+        "import django; django.setup(); from django.conf import settings; "
+        "print(settings.DATABASES['default']['OPTIONS'].get('pool'))"
+    )
+    env = child_env(DJANGO_SETTINGS_MODULE="config.settings", DATABASE_POOL_MAX="4")
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=BASE_DIR, capture_output=True, text=True, env=env
+    )
+    assert result.stdout.strip() == "{'min_size': 1, 'max_size': 4, 'timeout': 30}"
+    clash = _manage("check", DATABASE_POOL_MAX="4", DATABASE_CONN_MAX_AGE="60")
+    assert (
+        clash.returncode != 0 and "DATABASE_POOL_MAX needs DATABASE_CONN_MAX_AGE=0" in clash.stderr
+    )

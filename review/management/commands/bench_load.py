@@ -51,6 +51,7 @@ class Tally:
     latencies_ms: list[float] = field(default_factory=list)
     errors: int = 0
     sent: int = 0
+    statuses: dict[int | str, int] = field(default_factory=dict)  # what the errors were
 
 
 class Command(BaseCommand):
@@ -90,7 +91,13 @@ class Command(BaseCommand):
             "load_avg_1m": round(load, 2),
         }
         for key, value in figures.items():
-            self.stdout.write(f"{key}: {value}")
+            if not isinstance(value, dict):
+                self.stdout.write(f"{key}: {value}")
+        if figures["error_kinds"]:
+            self.stderr.write(
+                f"errors by kind: {figures['error_kinds']} (server log: "
+                f"{BASE_DIR / '.data' / 'bench_load_server.log'})"
+            )
         if options["json_out"]:
             with open(options["json_out"], "w", encoding="utf-8") as out:
                 json.dump({**figures, "server": options["server"]}, out, indent=2)
@@ -150,9 +157,8 @@ def _start_server(kind: str, processes: int) -> tuple[subprocess.Popen[bytes], s
         command.append("config.asgi:application")
     else:
         command = web_command(env, "127.0.0.1", port)
-    server = subprocess.Popen(
-        command, env=env, cwd=BASE_DIR, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    log = open(BASE_DIR / ".data" / "bench_load_server.log", "wb")  # noqa: SIM115
+    server = subprocess.Popen(command, env=env, cwd=BASE_DIR, stdout=log, stderr=log)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -205,8 +211,14 @@ async def _load(
                 try:
                     response = await http.get(path)
                     ok = response.status_code == 200
-                except httpx.HTTPError:
+                    if not ok:
+                        tally.statuses[response.status_code] = (
+                            tally.statuses.get(response.status_code, 0) + 1
+                        )
+                except httpx.HTTPError as exc:
                     ok = False
+                    name = type(exc).__name__
+                    tally.statuses[name] = tally.statuses.get(name, 0) + 1
                 tally.latencies_ms.append((time.perf_counter() - begin) * 1000)
                 tally.errors += 0 if ok else 1
 
@@ -220,4 +232,5 @@ async def _load(
         "errors": tally.errors,
         "requests_per_s": round(len(tally.latencies_ms) / elapsed, 2),
         "requests": len(tally.latencies_ms),
+        "error_kinds": dict(tally.statuses),
     }
