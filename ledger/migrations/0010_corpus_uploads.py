@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('ledger', '0008_library_owners_members'),
+        ('ledger', '0009_library_owners_members'),
     ]
 
     operations = [

@@ -22,7 +22,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('auth', '0012_alter_user_first_name_max_length'),
-        ('ledger', '0007_candidate_outlives_claim'),
+        ('ledger', '0008_drop_passage_search_vector'),
         ('research', '0004_plan_members_with_roles'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
