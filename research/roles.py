@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.contrib.auth.models import User
+
+if TYPE_CHECKING:
+    from research.models import Plan
 
 RESEARCHER_GROUP = "researcher"
 
@@ -14,14 +19,14 @@ def can_edit_plans(user: User) -> bool:
     )
 
 
-def can_edit_plan(user: Any, plan: Any) -> bool:
+def can_edit_plan(user: User, plan: Plan) -> bool:
     """On one plan: its owner and members with the researcher role edit, start, cancel."""
     from research.models import PlanRole
 
     return plan.role_of(user) in (PlanRole.OWNER, PlanRole.RESEARCHER)
 
 
-def check_edit_plan_access(user: Any, plan: Any) -> None:
+def check_edit_plan_access(user: User, plan: Plan) -> None:
     """403 unless the user may edit and run this plan."""
     from django.core.exceptions import PermissionDenied
 
