@@ -175,17 +175,8 @@ def test_it_backs_off_a_service_that_keeps_crashing(tmp_path, capsys):
 
 
 def test_it_reports_the_embedded_database_without_starting_it(tmp_path):
-    env = _env(tmp_path, free_port())
-    result = subprocess.run(
-        [sys.executable, "manage.py", "pgembedded", "status"],
-        env=env,
-        cwd=BASE_DIR,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("stopped")
+    status = _db_status(_env(tmp_path, free_port()))
+    assert status.startswith("stopped"), status
     assert not (tmp_path / "pg" / "postmaster.pid").exists()
 
 
@@ -210,11 +201,12 @@ def test_it_leaves_no_embedded_database_running_after_a_test_session(tmp_path):
     )
     assert result.returncode == 0, result.stdout[-2000:]
     assert (tmp_path / "pg").is_dir()  # the session did start it
-    status = _shell_status(env)
+    status = _db_status(env)
     assert status.startswith("stopped"), status
 
 
-def _shell_status(env: dict[str, str]) -> str:
+def _db_status(env: dict[str, str]) -> str:
+    """What ``make db-status`` prints (``manage.py pgembedded status``)."""
     result = subprocess.run(
         [sys.executable, "manage.py", "pgembedded", "status"],
         env=env,
@@ -223,4 +215,5 @@ def _shell_status(env: dict[str, str]) -> str:
         text=True,
         timeout=60,
     )
+    assert result.returncode == 0, result.stderr
     return result.stdout.strip()

@@ -76,8 +76,9 @@ def web(settings):
     server.shutdown()
 
 
-def test_it_searches_fetches_and_ingests_web_results(author, web):
-    content = parse_plan(
+def web_plan(*queries: tuple[str, str, str]):
+    """One subquestion whose queries (key, text, class) all go to the web adapters."""
+    return parse_plan(
         {
             "question": "Does vitamin D reduce fractures in older adults?",
             "budgets": {"rounds": 0},
@@ -86,22 +87,19 @@ def test_it_searches_fetches_and_ingests_web_results(author, web):
                     "key": "s1",
                     "text": "Does vitamin D supplementation reduce hip fractures?",
                     "queries": [
-                        {
-                            "key": "s1q1",
-                            "text": "vitamin D hip fractures trial",
-                            "query_class": "benchmark",
-                            "source_classes": ["web"],
-                        },
-                        {
-                            "key": "s1q2",
-                            "text": "vitamin D no fracture benefit",
-                            "query_class": "counter-evidence",
-                            "source_classes": ["web"],
-                        },
+                        {"key": k, "text": t, "query_class": c, "source_classes": ["web"]}
+                        for k, t, c in queries
                     ],
                 }
             ],
         }
+    )
+
+
+def test_it_searches_fetches_and_ingests_web_results(author, web):
+    content = web_plan(
+        ("s1q1", "vitamin D hip fractures trial", "benchmark"),
+        ("s1q2", "vitamin D no fracture benefit", "counter-evidence"),
     )
     plan = services.do_create_plan(author, content)  # no library: the web alone
     plan.refresh_from_db()
@@ -159,26 +157,7 @@ def test_it_completes_a_run_with_a_dead_link_and_shows_the_failure(author, setti
     settings.FETCH_ALLOWED_HOSTS = ["127.0.0.1"]
     backoff, ingest_stage.FETCH_BACKOFF_S = ingest_stage.FETCH_BACKOFF_S, 0.01
     try:
-        content = parse_plan(
-            {
-                "question": "Does vitamin D reduce fractures in older adults?",
-                "budgets": {"rounds": 0},
-                "subquestions": [
-                    {
-                        "key": "s1",
-                        "text": "Does vitamin D supplementation reduce hip fractures?",
-                        "queries": [
-                            {
-                                "key": "s1q1",
-                                "text": "vitamin D hip fractures trial",
-                                "query_class": "benchmark",
-                                "source_classes": ["web"],
-                            }
-                        ],
-                    }
-                ],
-            }
-        )
+        content = web_plan(("s1q1", "vitamin D hip fractures trial", "benchmark"))
         plan = services.do_create_plan(author, content)
         plan.refresh_from_db()
         run = services.check_start_run(author, plan, 1, enqueue=False)
