@@ -148,7 +148,8 @@ def ingest_long_library(
     from ledger.services.sparse_index import sync_sparse_index
     from tests.research.fixtures import fixture_document
 
-    library, _ = Library.objects.get_or_create(name=name)
+    # Ownerless and public, like a corpus an operator imports: every plan may search it.
+    library, _ = Library.objects.get_or_create(name=name, owner=None, defaults={"public": True})
     docs = [
         fixture_document(name, n, title, (edited or {}).get(n, body))
         for n, (title, body) in enumerate(ABSTRACTS, 1)

@@ -58,7 +58,7 @@ def states(run: Run) -> list[tuple[str, str, str]]:
 def first(author, reviewer) -> Run:
     library = ingest_long_library(LIBRARY)
     plan = services.do_create_plan(author, parse_plan(vitamin_d_plan()), library=library)
-    plan.members.add(reviewer)
+    plan.members.add(reviewer, through_defaults={"role": "reviewer"})
     run = start_run(author, plan)
     assert not hasattr(run, "diff") or run.diff is None  # the plan's first run
     review_with_a_narrowing(run, reviewer)

@@ -43,7 +43,7 @@ def reviewed_run(author, reviewer) -> tuple[Run, list[Claim], list[Claim]]:
     plan = services.do_create_plan(
         author, parse_plan(vitamin_d_plan()), library=ingest_long_library()
     )
-    plan.members.add(reviewer)
+    plan.members.add(reviewer, through_defaults={"role": "reviewer"})
     run = runner.run_to_end(services.check_start_run(author, plan, 1).code)
     assert run.state == RunState.AWAITING_REVIEW
     approved, rejected = review_everything(run, reviewer)
