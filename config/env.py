@@ -64,6 +64,39 @@ def envlist(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+_FAMILY_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+def envjudges(name: str) -> list[tuple[str, str, str]]:
+    """``family|base_url|model`` entries separated by ``;``: one LLM judge family each.
+
+    The family name (lower case, at most 20 characters) is what votes, the quorum and
+    ``VERIFIER_SHADOW`` call the judge; two judges may not share one.
+    """
+    raw = os.environ.get(name, "")
+    judges: list[tuple[str, str, str]] = []
+    for entry in (e.strip() for e in raw.split(";")):
+        if not entry:
+            continue
+        parts = [p.strip() for p in entry.split("|")]
+        if len(parts) != 3 or not all(parts):
+            raise ImproperlyConfigured(
+                f"{name}: each entry is family|base_url|model, got {entry!r}"
+            )
+        family, url, model = parts
+        if len(family) > 20 or not set(family) <= _FAMILY_CHARS:
+            raise ImproperlyConfigured(
+                f"{name}: family {family!r} must be lower-case letters, digits or '-', "
+                "at most 20 characters"
+            )
+        if urlparse(url).scheme not in {"http", "https"}:
+            raise ImproperlyConfigured(f"{name}: {url!r} is not an http(s) URL")
+        if family in {j[0] for j in judges}:
+            raise ImproperlyConfigured(f"{name}: family {family!r} is listed twice")
+        judges.append((family, url, model))
+    return judges
+
+
 def envsecret(name: str, *, required: bool, dev_default: str) -> str:
     """A secret that production must set; development gets a per-process throwaway."""
     raw = os.environ.get(name, "")

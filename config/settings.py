@@ -16,6 +16,7 @@ from config.env import (
     envdatabase,
     envfloat,
     envint,
+    envjudges,
     envlist,
     envsecret,
     envstr,
@@ -266,6 +267,11 @@ LLM_BASE_URL = envstr("LLM_BASE_URL", "")  # OpenAI-compatible; empty: offline d
 LLM_MODEL = envstr("LLM_MODEL", "")
 LLM_API_KEY = envstr("LLM_API_KEY", "")
 LLM_TIMEOUT_S = envfloat("LLM_TIMEOUT_S", 60.0)
+# LLM judges, one verifier family each: "family|base_url|model;…" (empty: the endpoint
+# above, if set, is the one judge, family "llm").
+LLM_JUDGES = envjudges("LLM_JUDGES")
+# Verifier families that vote in shadow: stored and shown, never counted ("nli,llm-b").
+VERIFIER_SHADOW = tuple(envlist("VERIFIER_SHADOW", []))
 RETRIEVAL_RRF_K = envint("RETRIEVAL_RRF_K", 60, minimum=1)
 RETRIEVAL_HNSW_EF_SEARCH = envint("RETRIEVAL_HNSW_EF_SEARCH", 100, minimum=1)
 RETRIEVAL_CANDIDATES = envint("RETRIEVAL_CANDIDATES", 100, minimum=1)

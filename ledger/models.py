@@ -363,6 +363,7 @@ class Verdict(models.TextChoices):
     PASS = "pass", "PASS"
     FAIL = "fail", "FAIL"
     UNCERTAIN = "uncertain", "UNCERTAIN"
+    UNVERIFIABLE = "unverifiable", "UNVERIFIABLE"  # no valid vote from any judging family
 
 
 class DispositionState(models.TextChoices):
@@ -377,6 +378,8 @@ class ReviewState(models.TextChoices):
     APPROVED = "approved"
     NARROWED = "narrowed"
     REJECTED = "rejected"
+    # One reviewer overrode the verdict; the plan's gate wants a second one to confirm.
+    OVERRIDING = "overriding", "Override awaiting a second reviewer"
 
 
 class ClaimType(models.TextChoices):
@@ -411,7 +414,13 @@ class Claim(models.Model):
     numbers = models.JSONField(default=list, blank=True)
     hedges = models.JSONField(default=list, blank=True)
     time_sensitive = models.BooleanField(default=False)
-    status = models.CharField(max_length=10, choices=Verdict.choices, default=Verdict.PENDING)
+    status = models.CharField(max_length=12, choices=Verdict.choices, default=Verdict.PENDING)
+    shadow_status = models.CharField(
+        max_length=12,
+        choices=Verdict.choices,
+        blank=True,
+        help_text="The verdict had the shadow verifier families counted; empty without any.",
+    )
     rationale = models.TextField(blank=True)
     flags = models.JSONField(default=list, blank=True)
     disposition = models.CharField(
@@ -463,7 +472,11 @@ class Claim(models.Model):
 class Relation(models.TextChoices):
     SUPPORTS = "supports"
     CONTRADICTS = "contradicts"
+    # A contradiction that is not credible enough to FAIL the claim (its own source, no
+    # explicit conflict, low confidence, another subject): shown, flagged, never FAIL.
+    POSSIBLE = "possible-contradiction", "Possible contradiction"
     INSUFFICIENT = "insufficient"
+    UNVERIFIABLE = "unverifiable"
     BACKGROUND = "background"
 
 
@@ -481,7 +494,7 @@ class EvidenceLink(models.Model):
     snapshot = models.ForeignKey(Snapshot, on_delete=models.PROTECT, related_name="evidence")
     pool = models.CharField(max_length=12, choices=Pool.choices)
     relation = models.CharField(
-        max_length=12, choices=Relation.choices, default=Relation.INSUFFICIENT
+        max_length=24, choices=Relation.choices, default=Relation.INSUFFICIENT
     )
     quote = models.TextField()
     quote_start = models.PositiveIntegerField(help_text="Offset in snapshot.text.")
@@ -512,12 +525,15 @@ class VerifierVote(models.Model):
     )
     verifier = models.CharField(max_length=60)
     family = models.CharField(max_length=20, help_text="rules, nli, llm, learned.")
-    verdict = models.CharField(max_length=12, choices=Relation.choices)
+    verdict = models.CharField(max_length=24, choices=Relation.choices)
     score = models.FloatField(null=True, blank=True)
     quote = models.TextField(blank=True)
     rationale = models.TextField(blank=True)
     valid = models.BooleanField(default=True)
     discard_reason = models.CharField(max_length=200, blank=True)
+    shadow = models.BooleanField(
+        default=False, help_text="Cast by a family in shadow mode: shown, never counted."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

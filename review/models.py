@@ -6,6 +6,7 @@ from typing import Any
 from uuid import uuid4
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
@@ -55,6 +56,12 @@ class ReviewDecision(models.Model):
         related_name="carried_to",
         help_text="The earlier run's decision this one carries over (claim unchanged).",
     )
+    # An approval against the verifier's verdict (FAIL, UNCERTAIN or UNVERIFIABLE): the
+    # reviewer's last word, always with a written reason, marked everywhere it shows.
+    override = models.BooleanField(default=False)
+    verdict_at_decision = models.CharField(
+        max_length=12, blank=True, help_text="The claim's verdict when it was decided."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = AppendOnlyQuerySet.as_manager()
@@ -80,12 +87,24 @@ class ReviewDecision(models.Model):
 
 
 class GatePolicy(models.Model):
+    DEFAULT_QUORUM = 2
+
     plan = models.OneToOneField("research.Plan", on_delete=models.CASCADE, related_name="gate")
     require_second_reviewer = models.BooleanField(
         default=False, help_text="Whoever narrowed a high-impact claim cannot approve it."
     )
     high_impact_types = models.JSONField(default=list, blank=True)
     allow_bulk_approve = models.BooleanField(default=True)
+    verifier_quorum = models.PositiveSmallIntegerField(
+        default=DEFAULT_QUORUM,
+        validators=[MinValueValidator(1), MaxValueValidator(6)],
+        help_text="Distinct verifier families that must support a claim for PASS.",
+    )
+    override_second_reviewer = models.BooleanField(
+        default=False,
+        help_text="An override (approving a FAIL, UNCERTAIN or UNVERIFIABLE claim) needs a "
+        "second reviewer to confirm it.",
+    )
 
     def __str__(self) -> str:
         return f"gate for {self.plan_id}"

@@ -18,7 +18,12 @@ from ledger.services.evidence import do_link_judged_evidence
 from ledger.services.votes import do_save_votes
 from research.pipeline.verify.records import ClaimVerdict, EvidenceItem, Status
 
-STATUS_TO_VERDICT = {Status.PASS: Verdict.PASS, Status.FAIL: Verdict.FAIL}
+STATUS_TO_VERDICT = {
+    Status.PASS: Verdict.PASS,
+    Status.FAIL: Verdict.FAIL,
+    Status.UNCERTAIN: Verdict.UNCERTAIN,
+    Status.UNVERIFIABLE: Verdict.UNVERIFIABLE,
+}
 
 
 @dataclass(frozen=True)
@@ -29,6 +34,8 @@ class VerdictTally:
     votes: int = 0
     discarded: int = 0
     discard_reasons: dict[str, int] = field(default_factory=dict)
+    shadow_status: str = ""  # what the shadow families would have made of it
+    unavailable: dict[str, str] = field(default_factory=dict)  # family -> why
 
 
 def do_record_verdict(
@@ -46,11 +53,16 @@ def do_record_verdict(
         votes=counts.votes,
         discarded=counts.discarded,
         discard_reasons=verdict.discard_counts(),
+        shadow_status=verdict.shadow_status,
+        unavailable=dict(verdict.unavailable),
     )
 
 
 def _apply(claim: Claim, verdict: ClaimVerdict) -> None:
     claim.status = STATUS_TO_VERDICT.get(verdict.status, Verdict.UNCERTAIN)
+    claim.shadow_status = (
+        STATUS_TO_VERDICT[Status(verdict.shadow_status)] if verdict.shadow_status else ""
+    )
     claim.rationale = _rationale(verdict)
     claim.flags = list(verdict.flags)
     claim.confidence = verdict.confidence
@@ -62,6 +74,7 @@ def _apply(claim: Claim, verdict: ClaimVerdict) -> None:
     claim.save(
         update_fields=[
             "status",
+            "shadow_status",
             "rationale",
             "flags",
             "confidence",
@@ -89,8 +102,18 @@ def _rationale(verdict: ClaimVerdict) -> str:
             + ", ".join(f"{n} × {reason}" for reason, n in sorted(counts.items()))
             + "."
         )
+    if verdict.unavailable:
+        parts.append(
+            "Unavailable (configured, but gave no vote): "
+            + "; ".join(f"{k}: {v}" for k, v in verdict.unavailable.items())
+            + "."
+        )
     if verdict.notes:
         parts.append("Not run: " + "; ".join(f"{k}: {v}" for k, v in verdict.notes.items()))
+    if verdict.shadow_status:
+        parts.append(
+            f"Shadow families (not counted) would make it {verdict.shadow_status.upper()}."
+        )
     return " ".join(parts)
 
 

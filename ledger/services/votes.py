@@ -48,6 +48,7 @@ def do_save_votes(
             rationale=vote.rationale,
             valid=not reason,
             discard_reason=reason[:200],
+            shadow=vote.shadow,
         )
     return VoteCounts(votes=votes, discarded=discarded)
 

@@ -100,6 +100,16 @@ NULL_EFFECT = re.compile(
     re.IGNORECASE,
 )
 
+# The verb that separates a claim's subject (population, exposure) from its object
+# (outcome): a direction word, or a common relation verb.
+RELATION_VERB = re.compile(
+    r"\b(is|are|was|were|has|have|had|can|may|might|could|does|do|did|will|would|"
+    r"caus\w*|lead\w*|led|result\w*|associat\w*|correlat\w*|predict\w*|affect\w*|"
+    r"increas\w*|decreas\w*|reduc\w*|rais\w*|lower\w*|improv\w*|inhibit\w*|prevent\w*|"
+    r"promot\w*|induc\w*|enhanc\w*|suppress\w*|block\w*|activat\w*|requir\w*|"
+    r"regulat\w*|mediat\w*|protect\w*|impair\w*|contribut\w*)\b",
+    re.IGNORECASE,
+)
 UP_WORDS = _wordset(
     """
     increase increases increased increasing raise raises raised raising elevate elevates

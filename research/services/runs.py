@@ -261,6 +261,21 @@ def refresh_counts(run: Run) -> None:
     merge_counters(run, counts)
 
 
+def do_record_families(run: Run, states: dict[str, str], quorum: int) -> None:
+    """Which verifier families this run's verification counted, shadowed, or lacked.
+
+    ``counters["verification"]["families"]``: family -> "counted", "check", "shadow",
+    "unavailable: …" or "not configured …"; the run page and the report show it.
+    """
+    locked = Run.objects.select_for_update().get(pk=run.pk)
+    section: dict[str, Any] = dict(locked.counters.get("verification", {}))
+    section["families"] = dict(states)
+    section["quorum"] = quorum
+    locked.counters = {**locked.counters, "verification": section}
+    locked.save(update_fields=["counters"])
+    run.counters = locked.counters
+
+
 def do_count_verification(run: Run, tally: VerdictTally) -> None:
     """Add one recorded verdict to ``counters["verification"]`` (votes, discards, status)."""
     locked = Run.objects.select_for_update().get(pk=run.pk)
@@ -273,6 +288,16 @@ def do_count_verification(run: Run, tally: VerdictTally) -> None:
         reasons[reason] = reasons.get(reason, 0) + n
     section["discard_reasons"] = reasons
     section[tally.status] = int(section.get(tally.status, 0)) + 1
+    if tally.shadow_status:
+        shadow: dict[str, int] = dict(section.get("shadow", {}))
+        key = f"{tally.status}->{tally.shadow_status}"
+        shadow[key] = shadow.get(key, 0) + 1
+        section["shadow"] = shadow
+    if tally.unavailable:
+        failed: dict[str, int] = dict(section.get("unavailable", {}))
+        for family in tally.unavailable:
+            failed[family] = failed.get(family, 0) + 1
+        section["unavailable"] = failed
     locked.counters = {**locked.counters, "verification": section}
     locked.save(update_fields=["counters"])
     run.counters = locked.counters

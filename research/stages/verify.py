@@ -27,6 +27,7 @@ from django.db import transaction
 from ledger.models import Claim, Verdict
 from ledger.readers import claim_input, counter_record, gathered_pools
 from ledger.services.verdicts import do_record_verdict
+from research.models import Run
 from research.pipeline.counter import Retrieve
 from research.pipeline.verify import (
     STAGE_EMBEDDING_CACHE,
@@ -38,19 +39,22 @@ from research.pipeline.verify import (
 )
 from research.pipeline.verify.embedcache import EmbeddingCache
 from research.pipeline.verify.features import item_sentences
-from research.services.runs import do_count_verification
+from research.services.runs import do_count_verification, do_record_families
 from research.stages import counter
 from research.stages.base import StageContext
 from research.stages.retrieve import library_retrieve
+from review.models import GatePolicy
 
 
 def run(ctx: StageContext) -> None:
     cache = EmbeddingCache(verify_encoder().encode, max_entries=STAGE_EMBEDDING_CACHE)
-    config = default_config(cache.encode)
-    for family, why in config.notes.items():
-        ctx.note(family, why)
+    config = default_config(cache.encode, quorum=plan_quorum(ctx.run))
+    for family, state in config.family_states().items():
+        ctx.note(f"family {family}", state)
+    ctx.note("quorum", f"PASS needs {config.aggregate.quorum} verifier families to agree")
+    do_record_families(ctx.run, config.family_states(), config.aggregate.quorum)
     run_claims = Claim.objects.filter(run=ctx.run)
-    if config.notes.get("learned") is None:  # the learned family encodes sentences
+    if "learned" not in config.unavailable:  # the learned family encodes sentences
         encode_ahead(run_claims.filter(status=Verdict.PENDING).order_by("pk"), cache)
     ungathered = run_claims.filter(status=Verdict.PENDING, counter_evidence={}).exists()
     retrieve = library_retrieve(ctx.run) if ungathered else None
@@ -60,7 +64,18 @@ def run(ctx: StageContext) -> None:
         ctx.safe_point(wall_time=False)
         verify(claim, config, retrieve)
     ctx.progress(total, total)
-    ctx.count(**{s: run_claims.filter(status=s).count() for s in ("pass", "fail", "uncertain")})
+    ctx.count(
+        **{
+            s: run_claims.filter(status=s).count()
+            for s in ("pass", "fail", "uncertain", "unverifiable")
+        }
+    )
+
+
+def plan_quorum(run: Run) -> int:
+    """The plan's gate setting: how many verifier families must agree for a PASS."""
+    policy = GatePolicy.objects.filter(plan_id=run.plan_version.plan_id).first()
+    return policy.verifier_quorum if policy is not None else GatePolicy.DEFAULT_QUORUM
 
 
 def encode_ahead(claims: Iterable[Claim], cache: EmbeddingCache) -> None:

@@ -10,45 +10,113 @@ from .helpers import REFUTE_QUOTE, REFUTE_TEXT, SUPPORT_QUOTE, SUPPORT_TEXT, ite
 CLAIM = ClaimInput("c1", "Aspirin reduces fever in adults.")
 
 
-def test_it_is_uncertain_without_any_admitted_vote():
+def agreed(claim, ev, quote=SUPPORT_QUOTE, **fields):
+    """Supports from two judging families (learned and coverage): a quorum of two."""
+    return [
+        vote(claim, ev, "supports", quote, **fields),
+        vote(claim, ev, "supports", quote, family="coverage", verifier="coverage-strict"),
+    ]
+
+
+def test_it_is_unverifiable_without_any_admitted_vote():
     verdict = aggregate(CLAIM, [item("e1", SUPPORT_TEXT)], [])
-    assert verdict.status == Status.UNCERTAIN
-    assert "no admitted verifier vote" in verdict.rationale
+    assert verdict.status == Status.UNVERIFIABLE
+    assert "no judging verifier family gave a valid vote" in verdict.rationale
+    assert aggregate(CLAIM, [], []).status == Status.UNVERIFIABLE
+
+
+def test_it_is_unverifiable_when_every_judging_family_says_it_cannot_be_checked():
+    ev = item("e1", SUPPORT_TEXT)
+    votes = [
+        vote(CLAIM, ev, "unverifiable", ""),
+        vote(CLAIM, ev, "insufficient", SUPPORT_QUOTE, family="rules", verifier="rules"),
+    ]
+    verdict = aggregate(CLAIM, [ev], votes)
+    assert verdict.status == Status.UNVERIFIABLE
+    assert verdict.relations == {"e1": "insufficient"}
 
 
 def test_it_fails_nineteen_supports_against_one_credible_contradiction():
     supports = [item(f"s{i}", SUPPORT_TEXT, source_key=f"doi:{i}") for i in range(19)]
     refute = item("r1", REFUTE_TEXT, PoolName.REFUTE)
-    votes = [vote(CLAIM, s, "supports", SUPPORT_QUOTE) for s in supports]
+    votes = [v for s in supports for v in agreed(CLAIM, s)]
     votes.append(vote(CLAIM, refute, "contradicts", REFUTE_QUOTE, score=0.8))
     verdict = aggregate(CLAIM, [*supports, refute], votes)
     assert verdict.status == Status.FAIL
     assert verdict.refute_ids == ["r1"]
     assert Flag.CONFLICTING in verdict.flags
     assert "outranks any support" in verdict.rationale
+    assert "negation conflict" in verdict.rationale
 
 
-def test_it_passes_direct_support_and_says_why_with_the_quote():
+def test_it_passes_when_two_families_agree_and_says_why_with_the_quote():
     ev = item("e1", SUPPORT_TEXT)
-    verdict = aggregate(CLAIM, [ev], [vote(CLAIM, ev, "supports", SUPPORT_QUOTE)])
+    verdict = aggregate(CLAIM, [ev], agreed(CLAIM, ev))
     assert verdict.status == Status.PASS
     assert verdict.quotes == {"e1": SUPPORT_QUOTE}
     assert SUPPORT_QUOTE in verdict.rationale
-    assert Flag.SINGLE_SOURCE in verdict.flags
-    assert Flag.NO_REFUTE_POOL in verdict.flags
+    assert "coverage, learned" in verdict.rationale
+    assert Flag.SINGLE_SOURCE not in verdict.flags  # only claims that need corroboration
 
 
-def test_it_never_passes_on_lexical_rules_alone():
+def test_it_does_not_pass_when_one_family_supports_and_another_abstains():
     ev = item("e1", SUPPORT_TEXT)
-    verdict = aggregate(CLAIM, [ev], [vote(CLAIM, ev, "supports", SUPPORT_QUOTE, family="rules")])
+    votes = [
+        vote(CLAIM, ev, "supports", SUPPORT_QUOTE),
+        vote(CLAIM, ev, "insufficient", "", family="coverage", verifier="coverage-strict"),
+    ]
+    verdict = aggregate(CLAIM, [ev], votes)
     assert verdict.status == Status.UNCERTAIN
-    assert "no semantic verifier" in verdict.rationale
+    assert "not corroborated by coverage" in verdict.rationale
+
+
+def test_it_does_not_pass_on_one_family_however_sure_when_the_quorum_is_two():
+    ev = item("e1", SUPPORT_TEXT)
+    verdict = aggregate(CLAIM, [ev], [vote(CLAIM, ev, "supports", SUPPORT_QUOTE, score=0.99)])
+    assert verdict.status == Status.UNCERTAIN
+    assert "PASS needs 2 distinct verifier families" in verdict.rationale
+    one = aggregate(
+        CLAIM, [ev], [vote(CLAIM, ev, "supports", SUPPORT_QUOTE)], config=AggregateConfig(quorum=1)
+    )
+    assert one.status == Status.PASS
+
+
+def test_it_does_not_pass_when_a_configured_family_was_unavailable():
+    ev = item("e1", SUPPORT_TEXT)
+    verdict = aggregate(CLAIM, [ev], agreed(CLAIM, ev), unavailable={"llm-a": "HTTP 500"})
+    assert verdict.status == Status.UNCERTAIN
+    assert "llm-a (HTTP 500)" in verdict.rationale
+    assert Flag.FAMILY_UNAVAILABLE in verdict.flags
+
+
+def test_it_never_passes_on_lexical_rules_and_one_family():
+    ev = item("e1", SUPPORT_TEXT)
+    votes = [
+        vote(CLAIM, ev, "supports", SUPPORT_QUOTE, family="rules", verifier="rules"),
+        vote(CLAIM, ev, "supports", SUPPORT_QUOTE),
+    ]
+    assert aggregate(CLAIM, [ev], votes).status == Status.UNCERTAIN
+
+
+def test_it_never_lets_a_shadow_family_change_the_verdict():
+    ev = item("e1", SUPPORT_TEXT)
+    refute = item("r1", REFUTE_TEXT, PoolName.REFUTE)
+    shadow_support = vote(CLAIM, ev, "supports", SUPPORT_QUOTE, family="nli", shadow=True)
+    one = [vote(CLAIM, ev, "supports", SUPPORT_QUOTE)]
+    verdict = aggregate(CLAIM, [ev], [*one, shadow_support])
+    assert verdict.status == Status.UNCERTAIN  # the shadow support would have made a quorum
+    assert verdict.shadow_status == Status.PASS
+    shadow_refute = vote(CLAIM, refute, "contradicts", REFUTE_QUOTE, family="nli", shadow=True)
+    verdict = aggregate(CLAIM, [ev, refute], [*agreed(CLAIM, ev), shadow_refute])
+    assert verdict.status == Status.PASS
+    assert verdict.shadow_status == Status.FAIL
+    assert verdict.votes[-1].shadow
 
 
 def test_it_holds_a_numerical_claim_whose_number_the_evidence_does_not_state():
     claim = ClaimInput("c1", "A 500 mg aspirin dose reduced fever in adults.", "numerical")
     ev = item("e1", SUPPORT_TEXT)
-    verdict = aggregate(claim, [ev], [vote(claim, ev, "supports", SUPPORT_QUOTE)])
+    verdict = aggregate(claim, [ev], agreed(claim, ev))
     assert verdict.status == Status.UNCERTAIN
     assert "500 mg" in verdict.rationale
 
@@ -58,7 +126,7 @@ def test_it_holds_a_causal_claim_supported_only_by_association():
     text = "Cohort. Coffee drinking was associated with longer life in a cohort of adults."
     quote = "Coffee drinking was associated with longer life in a cohort of adults."
     ev = item("e1", text)
-    verdict = aggregate(claim, [ev], [vote(claim, ev, "supports", quote)])
+    verdict = aggregate(claim, [ev], agreed(claim, ev, quote))
     assert verdict.status == Status.UNCERTAIN
     assert "more than correlation" in verdict.rationale
 
@@ -69,10 +137,10 @@ def test_it_holds_a_current_state_claim_without_a_recent_snapshot():
     quote = "Model X currently leads the reading benchmark by two points."
     old = item("e1", text, fetched_at="2019-05-01T00:00:00+00:00")
     config = AggregateConfig(as_of=date(2026, 1, 1))
-    verdict = aggregate(claim, [old], [vote(claim, old, "supports", quote)], config=config)
+    verdict = aggregate(claim, [old], agreed(claim, old, quote), config=config)
     assert verdict.status == Status.UNCERTAIN
     fresh = item("e1", text, fetched_at="2025-12-01T00:00:00+00:00")
-    verdict = aggregate(claim, [fresh], [vote(claim, fresh, "supports", quote)], config=config)
+    verdict = aggregate(claim, [fresh], agreed(claim, fresh, quote), config=config)
     assert verdict.status == Status.PASS
 
 
@@ -83,7 +151,7 @@ def test_it_holds_a_comparative_claim_without_evidence_on_both_sides():
     text = "Results. Hybrid retrieval gave strong results on technical questions overall."
     quote = "Hybrid retrieval gave strong results on technical questions overall."
     ev = item("e1", text)
-    verdict = aggregate(claim, [ev], [vote(claim, ev, "supports", quote)])
+    verdict = aggregate(claim, [ev], agreed(claim, ev, quote))
     assert verdict.status == Status.UNCERTAIN
     assert "both sides" in verdict.rationale
 
@@ -94,7 +162,7 @@ def test_it_requires_independent_sources_when_triangulation_is_needed():
         item("e1", SUPPORT_TEXT, source_key="url:a", cluster="story-1"),
         item("e2", SUPPORT_TEXT, source_key="url:b", cluster="story-1"),
     ]
-    votes = [vote(claim, c, "supports", SUPPORT_QUOTE) for c in copies]
+    votes = [v for c in copies for v in agreed(claim, c)]
     verdict = aggregate(claim, copies, votes)
     assert verdict.status == Status.UNCERTAIN
     assert verdict.independent_sources == 1
@@ -114,7 +182,7 @@ def test_it_counts_independence_by_cluster_and_publisher_not_passages():
 def test_it_blocks_support_from_evidence_a_rule_found_overstated():
     ev = item("e1", SUPPORT_TEXT)
     votes = [
-        vote(CLAIM, ev, "supports", SUPPORT_QUOTE),
+        *agreed(CLAIM, ev),
         vote(
             CLAIM,
             ev,
@@ -130,60 +198,83 @@ def test_it_blocks_support_from_evidence_a_rule_found_overstated():
     assert Flag.OVERSTATEMENT in verdict.flags
 
 
-def test_it_flags_safety_sensitive_and_high_impact_claims():
-    claim = ClaimInput("c1", "The dosage for children is 5 mg.", high_impact=True)
-    verdict = aggregate(claim, [], [])
-    assert {Flag.SAFETY, Flag.HIGH_IMPACT, Flag.UNCERTAIN} <= set(verdict.flags)
-
-
-def test_it_sets_aside_a_contradiction_that_quotes_the_claims_own_source_sentence():
-    claim = ClaimInput("c1", SUPPORT_QUOTE)
-    anchor = item("a1", SUPPORT_TEXT, cited_quote=SUPPORT_QUOTE)
-    parent = item("p1", "Background. " + SUPPORT_TEXT, PoolName.REFUTE, source_key="src:a1")
-    votes = [
-        vote(claim, anchor, "supports", SUPPORT_QUOTE),
-        vote(claim, parent, "contradicts", SUPPORT_QUOTE, score=0.45),
-    ]
-    verdict = aggregate(claim, [anchor, parent], votes)
+def test_it_flags_safety_sensitive_and_high_impact_claims_only_when_they_pass():
+    claim = ClaimInput("c1", "The dosage for children reduces fever in adults.", high_impact=True)
+    assert aggregate(claim, [], []).flags == []  # UNVERIFIABLE is reviewed anyway
+    ev = item("e1", "Trial. The dosage for children reduces fever in adults quickly.")
+    quote = "The dosage for children reduces fever in adults quickly."
+    verdict = aggregate(claim, [ev], agreed(claim, ev, quote))
     assert verdict.status == Status.PASS
-    assert "Not counted: 1 contradiction vote(s) that quote the sentence" in verdict.rationale
+    assert {Flag.SAFETY, Flag.HIGH_IMPACT, Flag.SINGLE_SOURCE} <= set(verdict.flags)
 
 
-def test_it_keeps_a_self_quoted_contradiction_when_the_claim_lost_a_negation():
-    claim = ClaimInput("c1", "In a second randomized trial of 900 adults, aspirin reduced fever.")
-    anchor = item("a1", REFUTE_TEXT, cited_quote=REFUTE_QUOTE)
-    votes = [vote(claim, anchor, "contradicts", REFUTE_QUOTE, score=0.45)]
-    verdict = aggregate(claim, [anchor], votes)
-    assert verdict.status == Status.FAIL
-    assert "Not counted" not in verdict.rationale
-
-
-def test_it_still_fails_on_another_sentence_of_the_source_that_contradicts():
+def test_it_never_fails_a_claim_on_its_own_anchor_passage():
     claim = ClaimInput("c1", SUPPORT_QUOTE)
     text = SUPPORT_TEXT + " " + REFUTE_QUOTE
-    anchor = item("a1", text, cited_quote=SUPPORT_QUOTE)
+    anchor = item("a1", text, cited_quote=SUPPORT_QUOTE, anchor=True)
+    other_chunk = item("p1", "Background. " + text, PoolName.REFUTE, source_key="src:a1")
     votes = [
-        vote(claim, anchor, "contradicts", SUPPORT_QUOTE, score=0.45),
-        vote(claim, anchor, "contradicts", REFUTE_QUOTE, verifier="other", score=0.7),
+        vote(claim, anchor, "contradicts", REFUTE_QUOTE, score=0.9),
+        vote(claim, other_chunk, "contradicts", REFUTE_QUOTE, score=0.9),
     ]
-    verdict = aggregate(claim, [anchor], votes)
-    assert verdict.status == Status.FAIL
-    assert verdict.quotes["a1"] == REFUTE_QUOTE
+    verdict = aggregate(claim, [anchor, other_chunk], votes)
+    assert verdict.status == Status.UNCERTAIN
+    assert Flag.POSSIBLE_CONTRADICTION in verdict.flags
+    assert verdict.relations == {"a1": "possible-contradiction", "p1": "possible-contradiction"}
+    assert "the claim's own source" in verdict.rationale
+
+
+def test_it_sets_aside_a_contradiction_on_a_passage_another_family_finds_stating_the_claim():
+    ev = item("e1", SUPPORT_TEXT, source_key="doi:7")
+    votes = [
+        vote(CLAIM, ev, "contradicts", SUPPORT_QUOTE, score=0.9),
+        vote(CLAIM, ev, "supports", SUPPORT_QUOTE, family="coverage", verifier="coverage-strict"),
+    ]
+    verdict = aggregate(CLAIM, [ev], votes)
+    assert verdict.status == Status.UNCERTAIN
+    assert verdict.relations == {"e1": "supports"}
+    assert "the same passage states the claim" in verdict.rationale
+
+
+def test_it_fails_only_with_an_explicit_conflict_at_a_credible_confidence():
+    support = item("e1", SUPPORT_TEXT)
+    text = "Replication. In a second randomized trial of 900 adults, aspirin lowered fever."
+    quote = "In a second randomized trial of 900 adults, aspirin lowered fever."
+    agreeing = item("r1", text, PoolName.REFUTE)
+    verdict = aggregate(
+        CLAIM, [support, agreeing], [vote(CLAIM, agreeing, "contradicts", quote, score=0.9)]
+    )
+    assert verdict.status == Status.UNCERTAIN  # no negation, direction, number or antonym
+    assert "no explicit conflict" in verdict.rationale
+    refute = item("r2", REFUTE_TEXT, PoolName.REFUTE)
+    weak = aggregate(CLAIM, [refute], [vote(CLAIM, refute, "contradicts", REFUTE_QUOTE, score=0.4)])
+    assert weak.status == Status.UNCERTAIN
+    assert weak.relations == {"r2": "possible-contradiction"}
+    assert "confidence 0.40 is below the credible level 0.50" in weak.rationale
+    strong = aggregate(
+        CLAIM, [refute], [vote(CLAIM, refute, "contradicts", REFUTE_QUOTE, score=0.7)]
+    )
+    assert strong.status == Status.FAIL
 
 
 def test_it_does_not_count_a_contradiction_quoting_a_sentence_about_something_else():
     off = "Data sources included a national survey of household income and diet."
     other = item("o1", f"Methods. {off}", PoolName.REFUTE)
     support = item("e1", SUPPORT_TEXT)
-    votes = [
-        vote(CLAIM, support, "supports", SUPPORT_QUOTE),
-        vote(CLAIM, other, "contradicts", off, score=0.4),
-    ]
+    votes = [*agreed(CLAIM, support), vote(CLAIM, other, "contradicts", off, score=0.9)]
     verdict = aggregate(CLAIM, [support, other], votes)
     assert verdict.status == Status.PASS
     assert verdict.refute_ids == []
-    assert "Not counted: 1 contradiction vote(s) whose quote shares less than 25%" in (
-        verdict.rationale
-    )
-    on_topic = [vote(CLAIM, other, "contradicts", REFUTE_QUOTE, score=0.4)]
-    assert aggregate(CLAIM, [support, other], votes[:1] + on_topic).status == Status.FAIL
+    assert Flag.POSSIBLE_CONTRADICTION not in verdict.flags
+    assert "less than 50% of the claim's content words" in verdict.rationale
+    on_topic = [vote(CLAIM, other, "contradicts", REFUTE_QUOTE, score=0.9)]
+    assert aggregate(CLAIM, [support, other], votes[:2] + on_topic).status == Status.FAIL
+
+
+def test_it_needs_the_claims_subject_and_outcome_in_a_contradiction():
+    claim = ClaimInput("c1", "Vitamin D supplements reduce falls in older adults.")
+    quote = "Vitamin D supplements did not reduce mortality in this older cohort."
+    ev = item("r1", f"Trial. {quote}", PoolName.REFUTE)
+    verdict = aggregate(claim, [ev], [vote(claim, ev, "contradicts", quote, score=0.9)])
+    assert verdict.status == Status.UNCERTAIN
+    assert "subject and its outcome" in verdict.rationale

@@ -32,9 +32,10 @@ def learned():
 
 @pytest.fixture(scope="module")
 def config(learned):
+    from research.pipeline.verify.coverage import CoverageVerifier
     from research.pipeline.verify.rules import RulesVerifier
 
-    return VerifyConfig(verifiers=(RulesVerifier(), learned))
+    return VerifyConfig(verifiers=(RulesVerifier(), CoverageVerifier(), learned))
 
 
 def test_it_ships_weights_under_twenty_megabytes_with_out_of_fold_models():
@@ -90,13 +91,14 @@ def test_it_never_passes_true_facts_the_evidence_does_not_state(config):
 def test_it_cannot_pass_a_claim_whose_cited_passage_lacks_its_quote(config):
     cited = item("e1", UNRELATED, cited_quote="Aspirin reduces fever in adults within hours.")
     verdict = verify_claim(CLAIM, [cited], config)
-    assert verdict.status == Status.UNCERTAIN
+    assert verdict.status == Status.UNVERIFIABLE  # nothing admitted, nothing judged
     assert verdict.discard_counts() == {"cited quote not found in the passage": 1}
 
 
 def test_it_builds_the_default_families_from_settings(settings, learned):
     settings.NLI_MODEL = ""
     settings.LLM_BASE_URL = ""
-    verifiers, notes = default_verifiers(learned.encode)
-    assert [v.family for v in verifiers] == ["rules", "learned"]
-    assert set(notes) == {"nli", "llm"}
+    families = default_verifiers(learned.encode)
+    assert [v.family for v in families.verifiers] == ["rules", "coverage", "learned"]
+    assert set(families.notes) == {"nli", "llm"}
+    assert families.unavailable == {}

@@ -7,6 +7,7 @@ import httpx
 
 from research.pipeline.verify import VerifyConfig, verify_claim
 from research.pipeline.verify.admission import FABRICATED_QUOTE, INVENTED_EVIDENCE
+from research.pipeline.verify.aggregate import AggregateConfig
 from research.pipeline.verify.llm_judge import LLMJudge
 from research.pipeline.verify.records import ClaimInput, Status
 from research.providers.llm import LLMClient, LLMConfig
@@ -33,7 +34,7 @@ def test_it_discards_a_judge_vote_whose_quote_is_fabricated():
         [{"evidence_id": "e1", "verdict": "supports", "quote": fabricated, "confidence": 0.95}]
     )
     verdict = verify_claim(CLAIM, [item("e1", SUPPORT_TEXT)], VerifyConfig(verifiers=(judge,)))
-    assert verdict.status == Status.UNCERTAIN
+    assert verdict.status == Status.UNVERIFIABLE  # no valid vote at all
     assert verdict.votes == []
     assert [d.reason for d in verdict.discarded] == [FABRICATED_QUOTE]
 
@@ -44,7 +45,7 @@ def test_it_discards_a_judge_vote_on_an_invented_evidence_id():
     )
     verdict = verify_claim(CLAIM, [item("e1", SUPPORT_TEXT)], VerifyConfig(verifiers=(judge,)))
     assert [d.reason for d in verdict.discarded] == [INVENTED_EVIDENCE]
-    assert verdict.status == Status.UNCERTAIN
+    assert verdict.status == Status.UNVERIFIABLE
 
 
 def test_it_counts_a_verbatim_judge_vote_and_sends_only_admitted_passages():
@@ -53,7 +54,8 @@ def test_it_counts_a_verbatim_judge_vote_and_sends_only_admitted_passages():
         [{"evidence_id": "e1", "verdict": "supports", "quote": SUPPORT_QUOTE, "confidence": 0.9}],
         seen,
     )
-    verdict = verify_claim(CLAIM, [item("e1", SUPPORT_TEXT)], VerifyConfig(verifiers=(judge,)))
+    one_family = VerifyConfig(verifiers=(judge,), aggregate=AggregateConfig(quorum=1))
+    verdict = verify_claim(CLAIM, [item("e1", SUPPORT_TEXT)], one_family)
     assert verdict.status == Status.PASS
     assert verdict.votes[0].verifier == "llm:fake-judge"
     prompt = seen[0]["messages"][1]["content"]
@@ -67,5 +69,6 @@ def test_it_records_a_failing_judge_without_inventing_votes():
     config = LLMConfig(base_url="http://127.0.0.1:9/v1", model="down")
     judge = LLMJudge(LLMClient(config, transport=httpx.MockTransport(handler)))
     verdict = verify_claim(CLAIM, [item("e1", SUPPORT_TEXT)], VerifyConfig(verifiers=(judge,)))
-    assert verdict.status == Status.UNCERTAIN
+    assert verdict.status == Status.UNVERIFIABLE
     assert "failed" in verdict.notes["llm:down"]
+    assert "HTTP 503" in verdict.unavailable["llm"]

@@ -78,10 +78,10 @@ def test_it_flags_a_missing_entity_and_a_different_time_scope():
     assert Flag.SCOPE_GAP.value in year.flags
 
 
-def test_it_supports_a_sentence_stating_the_claim_with_the_same_polarity():
+def test_it_never_supports_even_a_sentence_stating_the_claim():
     v = judge(
         "Aspirin reduces fever in adults.",
         "Trial. Aspirin reduces fever in adults within two hours.",
     )
-    assert v.verdict == VoteVerdict.SUPPORTS
+    assert v.verdict == VoteVerdict.INSUFFICIENT  # a check family: literal support is coverage's
     assert v.quote == "Aspirin reduces fever in adults within two hours."

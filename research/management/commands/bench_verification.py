@@ -56,8 +56,9 @@ class Command(BaseCommand):
         path = cache_dir(embedder.label) if opts["cache"] else None
         cache = EmbeddingCache(embedder.encode, path)
         out_of_fold = opts["split"] == "train"
-        verifiers, notes = default_verifiers(cache.encode, out_of_fold=out_of_fold)
-        config = VerifyConfig(verifiers=verifiers, notes=notes)
+        families = default_verifiers(cache.encode, out_of_fold=out_of_fold)
+        verifiers, notes = families.verifiers, families.notes
+        config = VerifyConfig(verifiers=verifiers, notes=notes, unavailable=families.unavailable)
         if opts["oracle"]:
             result = run_oracle(claims, load_corpus(directory), config, self._progress)
         else:
@@ -71,6 +72,11 @@ class Command(BaseCommand):
             "f1_contradict",
             "f1_nei",
             "escape_rate",
+            "false_fail_rate",
+            "pass_precision",
+            "fail_precision",
+            "pass_coverage",
+            "ece",
             "claims_per_min",
         ):
             self.stdout.write(f"{key}: {figures[key]}")

@@ -1,14 +1,23 @@
 """Claim verification: admitted evidence, named verifier families, conservative verdicts.
 
 Entry point: :func:`verify_claim` (pure over records). :func:`default_verifiers` builds
-the configured families from settings and says, in ``notes``, which ones are absent;
+the configured families from settings and says, in ``notes``, which ones are absent
+(not configured) and, in ``unavailable``, which configured ones could not start;
 :func:`default_config` is what the verify stage and re-verification use.
+
+Families (``Verifier.family``): ``rules`` (checks: contradictions, overstatement, scope;
+never part of a quorum), ``learned`` and ``coverage`` (offline, always), ``nli``
+(``NLI_MODEL``) and one family per LLM judge (``LLM_JUDGES``). A family listed in
+``VERIFIER_SHADOW`` votes in shadow: its votes are stored and shown, never counted.
+A counted family that fails makes PASS impossible for the claims it could not judge
+("not corroborated by … (unavailable)"): a failing provider is never silently treated
+as if it had agreed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 from research.pipeline.verify.admission import QuotePolicy, admit_evidence, admit_votes
@@ -30,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ClaimInput",
+    "Families",
     "ClaimVerdict",
     "EvidenceItem",
     "Pools",
@@ -54,21 +64,43 @@ class VerifyConfig:
     aggregate: AggregateConfig = field(default_factory=AggregateConfig)
     quotes: QuotePolicy = field(default_factory=QuotePolicy)
     notes: dict[str, str] = field(default_factory=dict)  # families absent, and why
+    shadow: frozenset[str] = frozenset()  # families whose votes are never counted
+    unavailable: dict[str, str] = field(default_factory=dict)  # configured, failed to start
+
+    def family_states(self) -> dict[str, str]:
+        """Every family this configuration knows of, in words: counted, check, shadow,
+        unavailable (with why) or not configured (with why)."""
+        states: dict[str, str] = {}
+        for verifier in self.verifiers:
+            role = "check" if verifier.family in self.aggregate.check_families else "counted"
+            states[verifier.family] = "shadow" if verifier.family in self.shadow else role
+        for family, why in self.unavailable.items():
+            states[family] = f"unavailable: {why}"
+        for family, why in self.notes.items():
+            states.setdefault(family, why)
+        return states
 
 
 def verify_claim(
     claim: ClaimInput, pools: Pools | Sequence[EvidenceItem], config: VerifyConfig
 ) -> ClaimVerdict:
-    """1. admit evidence, 2. collect votes, 3. admit votes, 4. aggregate conservatively."""
+    """1. admit evidence, 2. collect votes (shadow ones marked), 3. admit votes,
+    4. aggregate conservatively (shadow votes never count)."""
     items = pools.items() if isinstance(pools, Pools) else list(pools)
     admitted, rejected = admit_evidence(items, config.quotes)
     notes = dict(config.notes)
+    unavailable = {f: why for f, why in config.unavailable.items() if f not in config.shadow}
     votes: list[Vote] = []
     for verifier in config.verifiers:
+        shadow = verifier.family in config.shadow
         try:
-            votes.extend(verifier.judge(claim, admitted))
+            cast = verifier.judge(claim, admitted) if admitted else []
         except ProviderError as exc:
             notes[verifier.name] = f"failed, no votes: {exc}"
+            if not shadow and verifier.family not in config.aggregate.check_families:
+                unavailable[verifier.family] = f"failed: {exc}"
+            continue
+        votes.extend(replace(v, shadow=True) for v in cast) if shadow else votes.extend(cast)
     valid, discarded = admit_votes(claim, admitted, votes, config.quotes)
     return aggregate(
         claim,
@@ -77,6 +109,7 @@ def verify_claim(
         discarded=discarded,
         rejected=rejected,
         notes=notes,
+        unavailable=unavailable,
         config=config.aggregate,
     )
 
@@ -87,15 +120,27 @@ Encode = Callable[[list[str]], "NDArray[np.float32]"]
 STAGE_EMBEDDING_CACHE = 50_000
 
 
-def default_config(encode: Encode | None = None) -> VerifyConfig:
+def default_config(encode: Encode | None = None, *, quorum: int | None = None) -> VerifyConfig:
     """The configured verifier families, encoding through ``encode`` (default: one memory
-    cache of sentences over the verification encoder, ``verify_encoder()``)."""
+    cache of sentences over the verification encoder, ``verify_encoder()``).
+
+    ``quorum``: the plan's gate setting (distinct families that must support a PASS).
+    """
+    from django.conf import settings
+
     if encode is None:
         from research.pipeline.verify.embedcache import EmbeddingCache
 
         encode = EmbeddingCache(verify_encoder().encode, max_entries=STAGE_EMBEDDING_CACHE).encode
-    verifiers, notes = default_verifiers(encode)
-    return VerifyConfig(verifiers=verifiers, notes=notes)
+    families = default_verifiers(encode)
+    aggregate_config = AggregateConfig() if quorum is None else AggregateConfig(quorum=quorum)
+    return VerifyConfig(
+        verifiers=families.verifiers,
+        notes=families.notes,
+        unavailable=families.unavailable,
+        shadow=frozenset(settings.VERIFIER_SHADOW),
+        aggregate=aggregate_config,
+    )
 
 
 def verify_encoder() -> Embedder:
@@ -112,10 +157,17 @@ def verify_encoder() -> Embedder:
     )
 
 
-def default_verifiers(
-    encode: Encode | None = None, *, out_of_fold: bool = False
-) -> tuple[tuple[Verifier, ...], dict[str, str]]:
-    """Rules always; learned when its weights load; NLI and LLM judge when configured."""
+@dataclass(frozen=True)
+class Families:
+    verifiers: tuple[Verifier, ...]
+    notes: dict[str, str]  # not configured, and why
+    unavailable: dict[str, str]  # configured, but could not start, and why
+
+
+def default_verifiers(encode: Encode | None = None, *, out_of_fold: bool = False) -> Families:
+    """Rules and coverage always; learned when its weights load; NLI and LLM judges when
+    configured (a configured one that cannot start is *unavailable*, not absent)."""
+    from research.pipeline.verify.coverage import CoverageVerifier
     from research.pipeline.verify.learned import (
         LearnedUnavailable,
         LearnedVerifier,
@@ -125,21 +177,24 @@ def default_verifiers(
     from research.pipeline.verify.nli import NLIUnavailable, NLIVerifier
     from research.pipeline.verify.rules import RulesVerifier
 
-    verifiers: list[Verifier] = [RulesVerifier()]
+    verifiers: list[Verifier] = [RulesVerifier(), CoverageVerifier()]
     notes: dict[str, str] = {}
+    unavailable: dict[str, str] = {}
     try:
         if encode is None:
             encode = verify_encoder().encode
         verifiers.append(LearnedVerifier(VerifierWeights.load(), encode, out_of_fold=out_of_fold))
     except LearnedUnavailable as exc:
-        notes["learned"] = f"unavailable: {exc}"
+        unavailable["learned"] = str(exc)
     try:
         verifiers.append(NLIVerifier.from_settings())
     except NLIUnavailable as exc:
-        notes["nli"] = str(exc.args[0])
-    judge = LLMJudge.from_settings()
-    if judge is None:
-        notes["llm"] = "not configured (settings.LLM_BASE_URL / LLM_MODEL are empty)"
-    else:
-        verifiers.append(judge)
-    return tuple(verifiers), notes
+        if exc.configured:
+            unavailable["nli"] = str(exc.args[0])
+        else:
+            notes["nli"] = str(exc.args[0])
+    judges = LLMJudge.from_settings()
+    if not judges:
+        notes["llm"] = "not configured (settings.LLM_JUDGES and LLM_BASE_URL are empty)"
+    verifiers.extend(judges)
+    return Families(tuple(verifiers), notes, unavailable)

@@ -1,46 +1,55 @@
-"""Conservative aggregation of admitted votes into PASS / FAIL / UNCERTAIN.
+"""Conservative aggregation of admitted votes into PASS / FAIL / UNCERTAIN / UNVERIFIABLE.
 
-1. No admitted vote ⇒ UNCERTAIN, never PASS.
-2. A credible contradiction (an admitted ``contradicts`` vote scoring at least
-   ``min_contradict_score``) outranks any amount of support ⇒ FAIL.
-3. PASS needs an admitted ``supports`` vote from a semantic verifier family with a
-   verbatim quote, on a passage no verifier contradicts and no rule found overstated,
-   and then the claim type's policy: numerical claims need the exact number and unit,
-   current-state claims a recent snapshot, comparative claims evidence on both sides,
-   causal claims more than correlation, triangulated claims independent sources.
+Families have roles. *Judging* families (learned, coverage, NLI, each LLM judge) vote on
+whether a passage states the claim; *check* families (``rules``) only contradict or
+block (overstatement, scope gap) and never form a quorum. Votes of *shadow* families are
+kept apart: they are stored and shown, and :attr:`ClaimVerdict.shadow_status` says what
+the verdict would have been with them, but they never change the verdict.
+
+1. No valid vote from a judging family ⇒ UNVERIFIABLE (never PASS, never silently
+   UNCERTAIN): nothing was judged, or every family said the claim cannot be checked.
+2. A *credible* contradiction outranks any amount of support ⇒ FAIL. Credible means
+   (:func:`credibility`): from a source other than the claim's own anchor passage, on a
+   passage no judging family finds stating the claim, quoting a sentence about the same
+   thing (the claim's subject and object terms), with an explicit conflict a reviewer can
+   see (negation, direction, number, antonym, "no effect"), and a calibrated confidence at
+   or above ``min_contradict_score``. A contradiction missing any of these is a
+   *possible contradiction*: the claim cannot PASS on that passage, the passage is shown
+   with its score, and the claim is flagged — but it does not FAIL.
+3. PASS needs a quorum (seed 003): at least ``quorum`` distinct judging families support
+   the claim with admitted verbatim quotes, *every* judging family that ran supports it
+   (one that abstains, says insufficient or unverifiable, or was configured and failed,
+   blocks PASS: "not corroborated by …"), on passages nothing contradicts or blocks, and
+   the claim type's policy holds (numbers and units, dates, recency, both sides of a
+   comparison, more than correlation for causal claims, independent sources).
 4. Otherwise UNCERTAIN. The rationale says why, in words.
-
-A ``contradicts`` vote that quotes the very sentence the claim was mined from (an
-anchor's cited quote) with the same negation and direction as the claim is not
-credible: a sentence cannot contradict its own restatement. Such votes are not counted
-as contradictions, and the rationale says how many were set aside. When negation or
-direction differ (a miner that lost a "not"), the contradiction stands.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 
 from research.pipeline.text import (
+    NULL_EFFECT,
+    RELATION_VERB,
     antonym_clash,
     content_stems,
     coverage,
     direction,
     negated,
-    normalize_text,
     quantities,
     years,
 )
+from research.pipeline.verify.features import polarity
 from research.pipeline.verify.records import (
     ClaimInput,
     ClaimVerdict,
     DiscardedVote,
     EvidenceItem,
     Flag,
-    PoolName,
     RejectedEvidence,
     Status,
     Vote,
@@ -71,27 +80,34 @@ COMPARISON_SPLIT = re.compile(
 
 @dataclass(frozen=True)
 class AggregateConfig:
-    pass_families: frozenset[str] = frozenset({"learned", "nli", "llm"})
+    quorum: int = 2  # distinct judging families that must support (per-plan gate setting)
+    check_families: frozenset[str] = frozenset({"rules"})
     min_support_score: float = 0.5
-    min_contradict_score: float = 0.3  # each verifier applies its own calibrated threshold
-    # A contradiction must quote a sentence about the claim: at least this share of the
-    # claim's content stems. Below it the passage is about something else.
-    min_contradict_coverage: float = 0.25
+    # A contradiction is credible at this calibrated confidence or above (each family
+    # votes ``contradicts`` at its own threshold; below this it is a possible one).
+    min_contradict_score: float = 0.5
+    # The quote of a contradiction must share this share of the claim's content stems;
+    # below it the passage is about something else and the vote is set aside.
+    min_contradict_coverage: float = 0.5
     recent_days: int = 365
     min_independent: int = 2
     low_quality_types: frozenset[str] = frozenset({"news", "other"})
     as_of: date | None = None
 
+    def judging(self, family: str) -> bool:
+        return family not in self.check_families
+
 
 @dataclass
 class _Tally:
-    support: dict[str, list[Vote]] = field(default_factory=dict)
-    contradict: dict[str, list[Vote]] = field(default_factory=dict)
+    support: dict[str, dict[str, Vote]] = field(default_factory=dict)  # eid -> family -> vote
+    contradict: dict[str, list[Vote]] = field(default_factory=dict)  # credible only
+    possible: dict[str, tuple[Vote, str]] = field(default_factory=dict)  # eid -> vote, why
+    set_aside: list[tuple[Vote, str]] = field(default_factory=list)  # not a contradiction
     overstated: set[str] = field(default_factory=set)
     scope_gap: set[str] = field(default_factory=set)
-    weak_support: dict[str, list[Vote]] = field(default_factory=dict)
-    self_quoted: list[Vote] = field(default_factory=list)
-    off_topic: list[Vote] = field(default_factory=list)
+    ran: set[str] = field(default_factory=set)  # judging families with a valid vote
+    abstained: dict[str, str] = field(default_factory=dict)  # family -> its best non-support
 
 
 def aggregate(
@@ -102,94 +118,167 @@ def aggregate(
     discarded: Sequence[DiscardedVote] = (),
     rejected: Sequence[RejectedEvidence] = (),
     notes: dict[str, str] | None = None,
+    unavailable: dict[str, str] | None = None,
     config: AggregateConfig | None = None,
 ) -> ClaimVerdict:
+    """The counted verdict; with shadow votes, also what they would have made of it."""
     cfg = config or AggregateConfig()
+    counted = [v for v in votes if not v.shadow]
+    verdict = _decide(claim, items, counted, cfg, dict(unavailable or {}))
+    verdict.votes = list(votes)
+    verdict.discarded = list(discarded)
+    verdict.rejected_evidence = list(rejected)
+    verdict.notes = dict(notes or {})
+    if len(counted) < len(votes):
+        everyone = [replace(v, shadow=False) for v in votes]
+        verdict.shadow_status = _decide(claim, items, everyone, cfg, dict(unavailable or {})).status
+    return verdict
+
+
+def _decide(
+    claim: ClaimInput,
+    items: Sequence[EvidenceItem],
+    votes: Sequence[Vote],
+    cfg: AggregateConfig,
+    unavailable: dict[str, str],
+) -> ClaimVerdict:
     by_id = {item.evidence_id: item for item in items}
-    sources = _source_sentences(claim, items)
-    tally = _tally(votes, cfg, claim.text, sources)
+    tally = _tally(claim, by_id, votes, cfg)
     verdict = ClaimVerdict(
         claim_id=claim.claim_id,
         claim_fingerprint=claim.fingerprint,
         status=Status.UNCERTAIN,
         rationale="",
         confidence=0.0,
-        votes=list(votes),
-        discarded=list(discarded),
-        rejected_evidence=list(rejected),
-        notes=dict(notes or {}),
+        unavailable=unavailable,
+        quorum=cfg.quorum,
     )
     _relations(verdict, items, votes, tally)
-    support_items = [by_id[i] for i in tally.support if i not in tally.contradict]
-    blocked = tally.overstated | tally.scope_gap
-    support_items = [i for i in support_items if i.evidence_id not in blocked]
-    verdict.independent_sources = independent_count(support_items)
-    if not votes:
-        _set(verdict, Status.UNCERTAIN, 0.0, "no admitted verifier vote; nothing was judged")
-    elif tally.contradict:
-        _fail(verdict, tally, by_id)
-    elif support_items:
-        _pass_or_hold(verdict, claim, support_items, tally, cfg)
+    verdict.possible_contradictions = {eid: why for eid, (_, why) in tally.possible.items()}
+    if tally.contradict:
+        _fail(verdict, claim, tally)
+    elif not tally.ran:
+        _set(verdict, Status.UNVERIFIABLE, 0.0, _unverifiable_reason(items, votes, unavailable))
     else:
-        _set(verdict, Status.UNCERTAIN, _top(votes), _no_support_reason(tally, items))
-    if tally.self_quoted:
-        verdict.rationale += (
-            f" Not counted: {len(tally.self_quoted)} contradiction vote(s) that quote the "
-            "sentence the claim was mined from, with the same negation and direction."
-        )
-    if tally.off_topic:
-        verdict.rationale += (
-            f" Not counted: {len(tally.off_topic)} contradiction vote(s) whose quote shares "
-            f"less than {cfg.min_contradict_coverage:.0%} of the claim's content words."
-        )
+        _pass_or_hold(verdict, claim, by_id, tally, cfg)
+    _notes_on_set_aside(verdict, tally)
     _flags(verdict, claim, items, tally, cfg)
     return verdict
 
 
-def _bare(text: str) -> str:
-    return normalize_text(text).strip(" .;:,")
-
-
-def _source_sentences(claim: ClaimInput, items: Sequence[EvidenceItem]) -> list[str]:
-    """The claim's anchor sentences that state it with its own negation and direction."""
-    out = []
-    for item in items:
-        quote = item.cited_quote
-        if (
-            quote
-            and negated(quote) == negated(claim.text)
-            and direction(quote) * direction(claim.text) >= 0
-            and not antonym_clash(claim.text, quote)
-        ):
-            out.append(_bare(quote))
-    return out
-
-
-def _restates_source(vote: Vote, sources: Sequence[str]) -> bool:
-    quote = _bare(vote.quote)
-    return bool(quote) and any(quote in s or s in quote for s in sources)
+# --- tally ----------------------------------------------------------------------------
 
 
 def _tally(
-    votes: Sequence[Vote], cfg: AggregateConfig, claim_text: str, sources: Sequence[str] = ()
+    claim: ClaimInput, by_id: dict[str, EvidenceItem], votes: Sequence[Vote], cfg: AggregateConfig
 ) -> _Tally:
     tally = _Tally()
     for vote in votes:
-        if vote.verdict == VoteVerdict.CONTRADICTS and vote.score >= cfg.min_contradict_score:
-            if _restates_source(vote, sources):
-                tally.self_quoted.append(vote)
-            elif coverage(claim_text, vote.quote) < cfg.min_contradict_coverage:
-                tally.off_topic.append(vote)
-            else:
-                tally.contradict.setdefault(vote.evidence_id, []).append(vote)
-        elif vote.verdict == VoteVerdict.SUPPORTS and vote.score >= cfg.min_support_score:
-            bucket = tally.support if vote.family in cfg.pass_families else tally.weak_support
-            bucket.setdefault(vote.evidence_id, []).append(vote)
+        judging = cfg.judging(vote.family)
+        if judging and vote.verdict in (
+            VoteVerdict.SUPPORTS,
+            VoteVerdict.CONTRADICTS,
+            VoteVerdict.INSUFFICIENT,
+        ):
+            tally.ran.add(vote.family)
         if Flag.OVERSTATEMENT.value in vote.flags:
             tally.overstated.add(vote.evidence_id)
         if Flag.SCOPE_GAP.value in vote.flags:
             tally.scope_gap.add(vote.evidence_id)
+        if judging and vote.verdict == VoteVerdict.SUPPORTS and vote.score >= cfg.min_support_score:
+            tally.support.setdefault(vote.evidence_id, {}).setdefault(vote.family, vote)
+    supported = set(tally.support)
+    anchor_sources = {i.source_key or i.evidence_id for i in by_id.values() if i.anchor}
+    for vote in votes:
+        if vote.verdict != VoteVerdict.CONTRADICTS:
+            continue
+        why, flagged = credibility(
+            claim, vote, by_id[vote.evidence_id], supported, anchor_sources, cfg
+        )
+        if not why:
+            tally.contradict.setdefault(vote.evidence_id, []).append(vote)
+        elif flagged:
+            held = tally.possible.get(vote.evidence_id)
+            if held is None or vote.score > held[0].score:
+                tally.possible[vote.evidence_id] = (vote, why)
+        else:
+            tally.set_aside.append((vote, why))
     return tally
+
+
+def credibility(
+    claim: ClaimInput,
+    vote: Vote,
+    item: EvidenceItem,
+    supported: set[str],
+    anchor_sources: set[str],
+    cfg: AggregateConfig,
+) -> tuple[str, bool]:
+    """("", _) for a credible contradiction; else (why not, whether to flag it possible).
+
+    Set aside without a flag: a passage a judging family finds stating the claim, and a
+    quote about something else. Flagged as a possible contradiction: everything else
+    short of credible.
+    """
+    if item.evidence_id in supported:
+        return "the same passage states the claim (a judging family supports it there)", False
+    if coverage(claim.text, vote.quote) < cfg.min_contradict_coverage:
+        return (
+            f"its quote shares less than {cfg.min_contradict_coverage:.0%} of the claim's "
+            "content words (about something else)",
+            False,
+        )
+    if item.anchor or (item.source_key or item.evidence_id) in anchor_sources:
+        return "it is the claim's own source (the passage it was mined from)", True
+    if not same_subject_and_object(claim.text, vote.quote):
+        return "the quote does not name both the claim's subject and its outcome", True
+    cue = conflict_cue(claim.text, vote.quote)
+    if not cue:
+        return "no explicit conflict (negation, direction, number, antonym) in the quote", True
+    if vote.score < cfg.min_contradict_score:
+        return (
+            f"confidence {vote.score:.2f} is below the credible level "
+            f"{cfg.min_contradict_score:.2f}",
+            True,
+        )
+    return "", False
+
+
+def conflict_cue(claim: str, quote: str) -> str:
+    """The explicit conflict between claim and quote a reviewer can check, or ""."""
+    if negated(claim) != negated(quote):
+        return "negation"
+    if polarity(claim) * polarity(quote) < 0:
+        return "direction"
+    if antonym_clash(claim, quote):
+        return "antonym"
+    if direction(claim) != 0 and not negated(claim) and NULL_EFFECT.search(quote):
+        return "no effect"
+    found = quantities(quote)
+    for q in quantities(claim):
+        same_unit = [f for f in found if q.unit and f.unit == q.unit]
+        if same_unit and not any(f.value == q.value for f in same_unit):
+            return "number"
+    return ""
+
+
+def same_subject_and_object(claim: str, quote: str, share: float = 0.5) -> bool:
+    """The quote states at least ``share`` of each side of the claim's relation verb.
+
+    "Vitamin D reduces falls in older adults": subject {vitamin}, object {fall, older,
+    adult}; a quote about vitamin D and mortality in an older cohort has one object word
+    of three, so it is not about the same finding. A claim without a relation verb needs
+    ``share`` of all its content words.
+    """
+    quoted = content_stems(quote)
+    match = RELATION_VERB.search(claim)
+    if match is None:
+        return coverage(claim, quoted) >= share
+    subject = content_stems(claim[: match.start()])
+    obj = content_stems(claim[match.end() :])
+    if not subject or not obj:
+        return coverage(claim, quoted) >= share
+    return coverage(subject, quoted) >= share and coverage(obj, quoted) >= share
 
 
 def _relations(
@@ -197,18 +286,26 @@ def _relations(
 ) -> None:
     for item in items:
         eid = item.evidence_id
+        on_item = [v for v in votes if v.evidence_id == eid]
         if eid in tally.contradict:
             relation, chosen = "contradicts", tally.contradict[eid]
         elif eid in tally.support:
-            relation, chosen = "supports", tally.support[eid]
+            relation, chosen = "supports", list(tally.support[eid].values())
+        elif eid in tally.possible:
+            relation, chosen = "possible-contradiction", [tally.possible[eid][0]]
+        elif on_item and all(v.verdict == VoteVerdict.UNVERIFIABLE for v in on_item):
+            relation, chosen = "unverifiable", on_item
         else:
-            relation, chosen = "insufficient", [v for v in votes if v.evidence_id == eid]
+            relation, chosen = "insufficient", on_item
         verdict.relations[eid] = relation
         quoted = [v for v in sorted(chosen, key=lambda v: -v.score) if v.quote]
         if quoted:
             verdict.quotes[eid] = quoted[0].quote
     verdict.support_ids = [i for i, r in verdict.relations.items() if r == "supports"]
     verdict.refute_ids = [i for i, r in verdict.relations.items() if r == "contradicts"]
+
+
+# --- verdicts -------------------------------------------------------------------------
 
 
 def independent_count(items: Sequence[EvidenceItem]) -> int:
@@ -240,20 +337,18 @@ def _set(verdict: ClaimVerdict, status: Status, confidence: float, rationale: st
     verdict.rationale = rationale
 
 
-def _top(votes: Sequence[Vote]) -> float:
-    return max((v.score for v in votes), default=0.0)
-
-
 def _cite(vote: Vote, limit: int = 160) -> str:
     quote = vote.quote if len(vote.quote) <= limit else vote.quote[: limit - 1] + "…"
     return f'{vote.verifier} ({vote.score:.2f}) on evidence {vote.evidence_id}: "{quote}"'
 
 
-def _fail(verdict: ClaimVerdict, tally: _Tally, by_id: dict[str, EvidenceItem]) -> None:
+def _fail(verdict: ClaimVerdict, claim: ClaimInput, tally: _Tally) -> None:
     strongest = max((v for vs in tally.contradict.values() for v in vs), key=lambda v: v.score)
     text = (
-        f"FAIL: {len(tally.contradict)} passage(s) contradict the claim, which outranks "
-        f"any support. Strongest: {_cite(strongest)} — {strongest.rationale}"
+        f"FAIL: {len(tally.contradict)} passage(s) from another source credibly contradict "
+        f"the claim ({conflict_cue(claim.text, strongest.quote)} conflict on the same "
+        f"subject and outcome), which outranks any support. "
+        f"Strongest: {_cite(strongest)} — {strongest.rationale}"
     )
     supported = [i for i in tally.support if i not in tally.contradict]
     if supported:
@@ -261,36 +356,87 @@ def _fail(verdict: ClaimVerdict, tally: _Tally, by_id: dict[str, EvidenceItem]) 
     _set(verdict, Status.FAIL, strongest.score, text)
 
 
+def _unverifiable_reason(
+    items: Sequence[EvidenceItem], votes: Sequence[Vote], unavailable: dict[str, str]
+) -> str:
+    if not items:
+        return "UNVERIFIABLE: no evidence passage was admitted, so nothing could be judged"
+    said = sorted({v.family for v in votes if v.verdict == VoteVerdict.UNVERIFIABLE})
+    parts = ["UNVERIFIABLE: no judging verifier family gave a valid vote"]
+    if said:
+        parts.append(f"({', '.join(said)}: the claim cannot be checked with this material)")
+    if unavailable:
+        parts.append("; unavailable: " + "; ".join(f"{k} ({v})" for k, v in unavailable.items()))
+    return " ".join(parts)
+
+
 def _pass_or_hold(
     verdict: ClaimVerdict,
     claim: ClaimInput,
-    support_items: list[EvidenceItem],
+    by_id: dict[str, EvidenceItem],
     tally: _Tally,
     cfg: AggregateConfig,
 ) -> None:
-    best = max(
-        (v for i in support_items for v in tally.support[i.evidence_id]), key=lambda v: v.score
-    )
-    problem = policy_problem(claim, support_items, tally, cfg)
+    blocked = tally.overstated | tally.scope_gap | set(tally.possible)
+    usable = {eid: fams for eid, fams in tally.support.items() if eid not in blocked}
+    supporters = {family for fams in usable.values() for family in fams}
+    support_items = [by_id[eid] for eid in usable]
+    verdict.independent_sources = independent_count(support_items)
+    if not usable:
+        best = max((v.score for fams in tally.support.values() for v in fams.values()), default=0.0)
+        _set(verdict, Status.UNCERTAIN, best, _no_support_reason(tally, by_id))
+        return
+    best = max((v for fams in usable.values() for v in fams.values()), key=lambda v: v.score)
+    missing = sorted((tally.ran | set(verdict.unavailable)) - supporters)
+    if missing or len(supporters) < cfg.quorum:
+        _set(
+            verdict, Status.UNCERTAIN, best.score, _quorum_reason(supporters, missing, verdict, cfg)
+        )
+        return
+    tally_support = {eid: list(usable[eid].values()) for eid in usable}
+    problem = policy_problem(claim, support_items, tally_support, cfg)
     if problem:
         _set(verdict, Status.UNCERTAIN, best.score, f"UNCERTAIN: support found but {problem}.")
         return
     _set(
         verdict,
         Status.PASS,
-        best.score,
-        f"PASS: {len(support_items)} passage(s) from {verdict.independent_sources} "
-        f"independent source(s) support the claim and no admitted vote contradicts it. "
-        f"Best: {_cite(best)}",
+        min(v.score for fams in usable.values() for v in fams.values()),
+        f"PASS: {len(supporters)} verifier families ({', '.join(sorted(supporters))}) "
+        f"support the claim with verbatim quotes — the quorum is {cfg.quorum} — on "
+        f"{len(support_items)} passage(s) from {verdict.independent_sources} independent "
+        f"source(s), and no credible contradiction was found. Best: {_cite(best)}",
+    )
+
+
+def _quorum_reason(
+    supporters: set[str], missing: list[str], verdict: ClaimVerdict, cfg: AggregateConfig
+) -> str:
+    said = f"supported by {', '.join(sorted(supporters))}"
+    if missing:
+        why = [
+            f"{family} ({verdict.unavailable[family]})" if family in verdict.unavailable else family
+            for family in missing
+        ]
+        return (
+            f"UNCERTAIN: {said}, but not corroborated by {', '.join(why)}; PASS needs every "
+            f"judging family that ran to support the claim (quorum {cfg.quorum})."
+        )
+    return (
+        f"UNCERTAIN: {said} only; PASS needs {cfg.quorum} distinct verifier families and "
+        f"{len(supporters)} ran and agreed."
     )
 
 
 def policy_problem(
-    claim: ClaimInput, items: list[EvidenceItem], tally: _Tally, cfg: AggregateConfig
+    claim: ClaimInput,
+    items: list[EvidenceItem],
+    support: dict[str, list[Vote]],
+    cfg: AggregateConfig,
 ) -> str:
     """Why the claim type's evidence requirement is not met (empty when it is)."""
     passage = " ".join(i.text for i in items)
-    quotes = " ".join(v.quote for i in items for v in tally.support[i.evidence_id])
+    quotes = " ".join(v.quote for i in items for v in support.get(i.evidence_id, []))
     kind = claim.claim_type
     if kind == "numerical" or quantities(claim.text):
         missing = [
@@ -328,23 +474,39 @@ def _recent(items: list[EvidenceItem], cfg: AggregateConfig) -> bool:
     return False
 
 
-def _no_support_reason(tally: _Tally, items: Sequence[EvidenceItem]) -> str:
+def _no_support_reason(tally: _Tally, by_id: dict[str, EvidenceItem]) -> str:
     if set(tally.support) & tally.scope_gap:
         return (
             "UNCERTAIN: the supporting passages do not cover the claim's scope (a named "
             "entity or date of the claim is missing from them)"
         )
-    if tally.overstated:
+    if set(tally.support) & tally.overstated:
         return (
             "UNCERTAIN: the evidence is hedged where the claim is stated as certain "
             "(overstatement); narrow the claim"
         )
-    if tally.weak_support:
+    if tally.possible:
+        eid, (vote, why) = max(tally.possible.items(), key=lambda kv: kv[1][0].score)
         return (
-            "UNCERTAIN: only lexical rules found the claim's terms; no semantic verifier "
-            "judged the evidence to entail it"
+            f"UNCERTAIN: possible contradiction, not credible enough to FAIL ({why}): {_cite(vote)}"
         )
-    return f"UNCERTAIN: none of {len(items)} admitted passage(s) states the claim"
+    return f"UNCERTAIN: none of {len(by_id)} admitted passage(s) states the claim"
+
+
+def _notes_on_set_aside(verdict: ClaimVerdict, tally: _Tally) -> None:
+    if verdict.status != Status.UNCERTAIN or not verdict.rationale.startswith(
+        "UNCERTAIN: possible"
+    ):
+        for eid, (vote, why) in sorted(tally.possible.items()):
+            verdict.rationale += (
+                f" Possible contradiction on evidence {eid}, not credible ({why}): "
+                f"{vote.verifier} ({vote.score:.2f})."
+            )
+    reasons: dict[str, int] = {}
+    for _, why in tally.set_aside:
+        reasons[why] = reasons.get(why, 0) + 1
+    for why, n in sorted(reasons.items()):
+        verdict.rationale += f" Not counted: {n} contradiction vote(s) because {why}."
 
 
 def _flags(
@@ -354,25 +516,33 @@ def _flags(
     tally: _Tally,
     cfg: AggregateConfig,
 ) -> None:
+    """Rare and meaningful: each flag tells a reviewer something the status does not.
+
+    Flags that ask for a closer look before approving (high impact, single source, safety,
+    low-quality or no counter-evidence search) only go on PASS claims: every other status
+    is reviewed anyway. Conflicts, possible contradictions, overstatement and an
+    unavailable family are shown on any status.
+    """
     flags: list[str] = []
-    any_support = set(tally.support) | set(tally.weak_support)
-    if claim.high_impact:
+    passed = verdict.status == Status.PASS
+    if claim.high_impact and passed:
         flags.append(Flag.HIGH_IMPACT)
-    if tally.contradict and any_support:
+    if tally.contradict and tally.support:
         flags.append(Flag.CONFLICTING)
-    if verdict.status == Status.PASS and verdict.independent_sources < 2:
+    if tally.possible and verdict.status != Status.FAIL:
+        flags.append(Flag.POSSIBLE_CONTRADICTION)
+    needs_corroboration = claim.high_impact or claim.needs_triangulation
+    if passed and needs_corroboration and verdict.independent_sources < 2:
         flags.append(Flag.SINGLE_SOURCE)
     support = [i for i in items if i.evidence_id in verdict.support_ids]
-    if verdict.status == Status.PASS and all(
-        i.source_type in cfg.low_quality_types for i in support
-    ):
+    if passed and all(i.source_type in cfg.low_quality_types for i in support):
         flags.append(Flag.LOW_QUALITY)
-    if verdict.status == Status.UNCERTAIN:
-        flags.append(Flag.UNCERTAIN)
-    if SAFETY_TERMS.search(claim.text):
+    if passed and SAFETY_TERMS.search(claim.text):
         flags.append(Flag.SAFETY)
-    if not any(i.pool == PoolName.REFUTE for i in items):
+    if passed and not any(i.pool == "refute" for i in items):
         flags.append(Flag.NO_REFUTE_POOL)
-    if tally.overstated:
+    if tally.overstated & set(tally.support):
         flags.append(Flag.OVERSTATEMENT)
+    if verdict.unavailable:
+        flags.append(Flag.FAMILY_UNAVAILABLE)
     verdict.flags = [str(f) for f in flags]

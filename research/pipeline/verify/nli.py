@@ -25,8 +25,12 @@ _lock = threading.Lock()
 
 
 class NLIUnavailable(ProviderError):
-    def __init__(self, message: str) -> None:
+    """No NLI verifier: ``configured`` says whether one was asked for (then it is a
+    failure the run must show as "unavailable"), or simply not set."""
+
+    def __init__(self, message: str, *, configured: bool = True) -> None:
         super().__init__(message, permanent=True, provider="nli")
+        self.configured = configured
 
 
 def label_roles(id2label: dict[int, str]) -> dict[str, int]:
@@ -61,7 +65,7 @@ class NLIVerifier:
 
     def __init__(self, name_or_path: str, *, threshold: float = 0.5, batch_size: int = 16) -> None:
         if not name_or_path:
-            raise NLIUnavailable("not configured (settings.NLI_MODEL is empty)")
+            raise NLIUnavailable("not configured (settings.NLI_MODEL is empty)", configured=False)
         self.model = _load(name_or_path)
         self.roles = label_roles(dict(self.model.config.id2label))
         self.threshold = threshold

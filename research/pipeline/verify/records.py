@@ -20,27 +20,43 @@ class PoolName(StrEnum):
 
 
 class VoteVerdict(StrEnum):
+    """The four labels a verifier may give a claim–passage pair (seed 002).
+
+    ``unverifiable``: the claim cannot be checked with this material at all (a forecast
+    beyond the source's horizon, a claim with nothing checkable in it).
+    """
+
     SUPPORTS = "supports"
     CONTRADICTS = "contradicts"
     INSUFFICIENT = "insufficient"
+    UNVERIFIABLE = "unverifiable"
 
 
 class Status(StrEnum):
     PASS = "pass"
     FAIL = "fail"
     UNCERTAIN = "uncertain"
+    UNVERIFIABLE = "unverifiable"  # no valid vote from any judging family
 
 
 class Flag(StrEnum):
+    """What a reviewer should look at before trusting a verdict; rare on purpose.
+
+    A flag says something the status does not: an UNCERTAIN claim is not flagged
+    "uncertain", and a PASS from one source is flagged ``single-source`` only when the
+    claim needs corroboration (high impact or triangulated types).
+    """
+
     HIGH_IMPACT = "high-impact"
     CONFLICTING = "conflicting-evidence"
+    POSSIBLE_CONTRADICTION = "possible-contradiction"
     SINGLE_SOURCE = "single-source"
     LOW_QUALITY = "low-quality-support"
-    UNCERTAIN = "uncertain"
     SAFETY = "safety-sensitive"
     NO_REFUTE_POOL = "no-counter-evidence-searched"
     OVERSTATEMENT = "overstatement"
     SCOPE_GAP = "scope-gap"
+    FAMILY_UNAVAILABLE = "verifier-unavailable"
 
 
 @dataclass(frozen=True)
@@ -82,6 +98,7 @@ class EvidenceItem:
     fetched_at: str = ""  # ISO datetime of the snapshot
     score: float = 0.0
     cited_quote: str = ""  # a quote someone claims is in this passage (checked on admission)
+    anchor: bool = False  # the passage the claim was mined from (its own source)
 
     @property
     def independence_key(self) -> str:
@@ -104,6 +121,7 @@ class Vote:
     quote: str = ""
     rationale: str = ""
     flags: tuple[str, ...] = ()
+    shadow: bool = False  # cast by a family in shadow mode: stored and shown, never counted
 
     @classmethod
     def bind(
@@ -189,6 +207,13 @@ class ClaimVerdict:
     discarded: list[DiscardedVote] = field(default_factory=list)
     rejected_evidence: list[RejectedEvidence] = field(default_factory=list)
     notes: dict[str, str] = field(default_factory=dict)  # verifier -> why it did not vote
+    # Counted families that were configured but failed on this claim: family -> why.
+    unavailable: dict[str, str] = field(default_factory=dict)
+    # What the verdict would have been had the shadow families counted ("" without any).
+    shadow_status: str = ""
+    # Contradictions set aside as not credible: evidence id -> why (shown, flagged).
+    possible_contradictions: dict[str, str] = field(default_factory=dict)
+    quorum: int = 2
 
     def discard_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}

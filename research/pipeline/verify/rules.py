@@ -1,9 +1,10 @@
 """Rule checks: negation and antonyms, numbers and units, entity and time scope, hedging.
 
 Each check looks at the passage sentence that covers most of the claim's content words
-and votes with a rationale a reviewer can read. Rules can contradict and can block an
-overstatement; their support is lexical, so the aggregator does not let it alone make
-a claim PASS (see ``AggregateConfig.pass_families``).
+and votes with a rationale a reviewer can read. Rules are a *check* family
+(``AggregateConfig.check_families``): they contradict and block (overstatement, scope
+gap) but never vote ``supports`` and never form part of a quorum; strict literal
+support is the ``coverage`` family's job (:mod:`research.pipeline.verify.coverage`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from research.pipeline.verify.records import ClaimInput, EvidenceItem, Flag, Vot
 @dataclass(frozen=True)
 class RulesConfig:
     on_topic: float = 0.6  # share of claim content words a sentence must cover to be compared
-    support_coverage: float = 0.85
     contradiction_score: float = 0.75
     clash_score: float = 0.6
 
@@ -81,7 +81,7 @@ def best_sentence(claim_text: str, item: EvidenceItem) -> tuple[str, float]:
 
 def check(claim: ClaimInput, passage: str, sentence: str, cov: float, cfg: RulesConfig) -> Finding:
     """The first rule that fires, in order of severity."""
-    for rule in (_scope, _numbers, _polarity, _hedging, _support):
+    for rule in (_scope, _numbers, _polarity, _hedging):
         finding = rule(claim, passage, sentence, cov, cfg)
         if finding is not None:
             return finding
@@ -198,17 +198,4 @@ def _hedging(
         f"overstatement: the evidence is hedged ({', '.join(evidence_hedges)}) "
         "but the claim is stated as certain",
         (Flag.OVERSTATEMENT.value,),
-    )
-
-
-def _support(
-    claim: ClaimInput, passage: str, sentence: str, cov: float, cfg: RulesConfig
-) -> Finding | None:
-    if cov < cfg.support_coverage:
-        return None
-    return Finding(
-        VoteVerdict.SUPPORTS,
-        0.5 + 0.4 * cov,
-        f"the sentence states {cov:.0%} of the claim's terms with the same polarity, "
-        "numbers and scope",
     )
