@@ -92,7 +92,12 @@ def _links(links: QuerySet[EvidenceLink]) -> QuerySet[EvidenceLink]:
 
 
 def evidence_item(
-    passage: Passage, pool: str, *, score: float = 0.0, cited_quote: str = ""
+    passage: Passage,
+    pool: str,
+    *,
+    score: float = 0.0,
+    cited_quote: str = "",
+    anchor: bool = False,
 ) -> EvidenceItem:
     source, snapshot = passage.source, passage.snapshot
     return EvidenceItem(
@@ -112,6 +117,7 @@ def evidence_item(
         fetched_at=snapshot.fetched_at.isoformat(),
         score=score,
         cited_quote=cited_quote,
+        anchor=anchor,
     )
 
 
@@ -145,13 +151,16 @@ def claim_input(claim: Claim, text: str | None = None) -> ClaimInput:
 def anchor_items(claim: Claim) -> list[EvidenceItem]:
     """The passages the claim was mined from, each with the sentence it cites."""
     links = _links(claim.evidence.filter(is_anchor=True))
-    return [evidence_item(link.passage, Pool.SUPPORT, cited_quote=link.quote) for link in links]
+    return [
+        evidence_item(link.passage, Pool.SUPPORT, cited_quote=link.quote, anchor=True)
+        for link in links
+    ]
 
 
 def linked_items(claim: Claim) -> list[EvidenceItem]:
     """Every passage already linked to the claim, in its pool (for re-verification)."""
     links = _links(claim.evidence.all()).order_by("pk")
-    return [evidence_item(link.passage, link.pool) for link in links]
+    return [evidence_item(link.passage, link.pool, anchor=link.is_anchor) for link in links]
 
 
 def context_items(hits: Sequence[Hit]) -> list[EvidenceItem]:
