@@ -72,7 +72,14 @@ class DecisionForm(forms.Form):
 
 
 class ApproveForm(DecisionForm):
-    note = forms.CharField(required=False, max_length=2000, widget=forms.HiddenInput)
+    note = forms.CharField(
+        required=False,
+        max_length=2000,
+        label="Reason for the override",
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Required to approve a FAIL, UNCERTAIN or UNVERIFIABLE claim: say why the "
+        "evidence supports it despite the verdict.",
+    )
 
 
 class NarrowForm(DecisionForm):

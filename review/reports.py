@@ -195,7 +195,11 @@ def load_report_inputs(run: Run) -> ReportInputs:
     if not gate.open:
         raise ReportRefused(f"The review gate is closed: {gate.reason}")
     claims = approved_claims(run)
-    quotes = {code: cited_quotes(claim.evidence.all()) for code, claim in claims.items()}
+    overridden = {str(c.code) for c in review_services.approved_capsules(run) if c.override}
+    quotes = {
+        code: cited_quotes(claim.evidence.all(), override=code in overridden)
+        for code, claim in claims.items()
+    }
     problems = [p for code, claim in claims.items() for p in _quote_problems(claim, quotes[code])]
     if problems:
         raise ReportRefused("Evidence changed since review: " + "; ".join(problems))
@@ -210,7 +214,7 @@ def approved_claims(run: Run) -> dict[str, Claim]:
     rows = (
         Claim.objects.filter(code__in=codes)
         .select_related("subquestion")
-        .prefetch_related("evidence__passage", "evidence__snapshot__source")
+        .prefetch_related("evidence__passage", "evidence__snapshot__source", "decisions__reviewer")
     )
     by_code = {str(claim.code): claim for claim in rows}
     return {code: by_code[code] for code in codes if code in by_code}

@@ -24,6 +24,7 @@ from ledger.models import (
     EvidenceLink,
     ReviewState,
     Verdict,
+    VerifierVote,
 )
 from ledger.readers import claim_input, linked_items
 from ledger.services.claims import Narrowing, do_apply_review
@@ -51,7 +52,12 @@ REJECT_REASONS: list[tuple[str, str]] = [
 ]
 
 # A claim needs a reviewer's decision before synthesis when the pipeline had doubts.
-FLAGGED = ~Q(flags=[]) | Q(status__in=[Verdict.FAIL, Verdict.UNCERTAIN, Verdict.PENDING])
+FLAGGED = ~Q(flags=[]) | Q(
+    status__in=[Verdict.FAIL, Verdict.UNCERTAIN, Verdict.UNVERIFIABLE, Verdict.PENDING]
+)
+# Verdicts a reviewer may approve only as an override, with a written reason.
+OVERRIDABLE = (Verdict.FAIL, Verdict.UNCERTAIN, Verdict.UNVERIFIABLE)
+MIN_OVERRIDE_REASON = 12  # characters: a reason, not "ok"
 FINAL = Q(review_state__in=[ReviewState.APPROVED, ReviewState.REJECTED])
 # Blocking: flagged without a final decision, or narrowed and not yet approved/rejected.
 BLOCKING = (FLAGGED & ~FINAL) | Q(review_state=ReviewState.NARROWED)
@@ -227,16 +233,20 @@ class Capsule:
     approved_at: datetime
     decision_code: UUID
     evidence: list[CapsuleQuote]
+    override: bool = False  # approved against the verifier's verdict (see the reason)
+    override_reason: str = ""
+    overridden_verdict: str = ""
 
 
 def approved_capsules(run: Run) -> list[Capsule]:
-    """Claims whose latest decision is an approval of their current text, never FAIL.
+    """Claims whose latest decision is an approval of their current text.
 
-    The gate is not checked here: callers check ``gate_status(run).open`` first.
+    A claim whose verdict is not PASS counts only when that approval is an override
+    (a reviewer's written reason; the capsule says so). The gate is not checked here:
+    callers check ``gate_status(run).open`` first.
     """
     claims = (
         review_order(ledger_claims(run).filter(review_state=ReviewState.APPROVED))
-        .exclude(status=Verdict.FAIL)
         .select_related("subquestion")
         .prefetch_related("decisions__reviewer", "evidence__snapshot__source")
     )
@@ -246,6 +256,8 @@ def approved_capsules(run: Run) -> list[Capsule]:
         last = decisions[-1] if decisions else None
         if last is None or last.action != Action.APPROVE or last.text_after != claim.text:
             continue  # review_state disagrees with the history: not approved
+        if claim.status != Verdict.PASS and not last.override:
+            continue  # a non-PASS claim is approved only by an override
         capsules.append(_capsule(claim, last))
     return capsules
 
@@ -269,6 +281,9 @@ def _capsule(claim: Claim, approval: ReviewDecision) -> Capsule:
         approved_at=approval.created_at,
         decision_code=approval.code,
         evidence=[_capsule_quote(link) for link in claim.evidence.all()],
+        override=approval.override,
+        override_reason=approval.reason if approval.override else "",
+        overridden_verdict=approval.verdict_at_decision if approval.override else "",
     )
 
 
@@ -301,7 +316,11 @@ def last_narrowing(claim: Claim) -> ReviewDecision | None:
 
 
 def approval_refusal(claim: Claim, user: Any, policy: GatePolicy) -> str | None:
-    """Why this user may not approve this claim now, or None when they may."""
+    """Why this user may not approve this claim now, or None when they may.
+
+    A claim whose verdict is FAIL, UNCERTAIN or UNVERIFIABLE may be approved as an
+    override (:func:`is_override`); that needs a written reason, checked on approval.
+    """
     if claim.review_state == ReviewState.APPROVED:
         return "This claim is already approved."
     if claim.status == Verdict.PENDING:
@@ -320,15 +339,50 @@ def approval_refusal(claim: Claim, user: Any, policy: GatePolicy) -> str | None:
                 "Second-reviewer rule: you narrowed this high-impact claim, "
                 "so another reviewer must approve it."
             )
-    elif claim.status == Verdict.FAIL:
-        return (
-            "A failed claim cannot be approved: narrow it to what the evidence "
-            "supports, or reject it."
-        )
+    if claim.review_state == ReviewState.OVERRIDING:
+        proposal = pending_override(claim)
+        if proposal is not None and proposal.reviewer_id == user.pk:
+            return (
+                "Second-reviewer rule for overrides: you proposed this override, so another "
+                "reviewer must confirm it."
+            )
     return None
 
 
+def last_approval(claim: Claim) -> ReviewDecision | None:
+    """The approval that stands (the claim is approved and this was its last decision)."""
+    if claim.review_state != ReviewState.APPROVED:
+        return None
+    last = claim.decisions.select_related("reviewer").order_by("created_at", "pk").last()
+    return last if last is not None and last.action == Action.APPROVE else None
+
+
+def is_override(claim: Claim) -> bool:
+    """Approving this claim now goes against the verifier's verdict."""
+    return claim.status in OVERRIDABLE
+
+
+def pending_override(claim: Claim) -> ReviewDecision | None:
+    """The override a second reviewer has yet to confirm (the plan's gate asks for one)."""
+    if claim.review_state != ReviewState.OVERRIDING:
+        return None
+    return claim.decisions.filter(action=Action.APPROVE, override=True).order_by("pk").last()
+
+
+def _override_reason_refusal(claim: Claim, reason: str) -> str | None:
+    if len(reason.strip()) >= MIN_OVERRIDE_REASON:
+        return None
+    return (
+        f"The verifiers found this claim {claim.get_status_display()}: approving it "
+        "overrides the verifiers: write why "
+        f"(at least {MIN_OVERRIDE_REASON} characters). The reason is shown in the audit "
+        "trail, on the capsule and in the report, next to the contrary evidence."
+    )
+
+
 def _narrowing_refusal(narrowing: ReviewDecision) -> str | None:
+    """A narrowed text that no verifier could judge cannot be approved, not even as an
+    override (nothing was checked); one judged other than PASS is an override case."""
     result = narrowing.reverification or {}
     if not result.get("available"):
         why = result.get("reason") or "re-verification did not run"
@@ -336,12 +390,6 @@ def _narrowing_refusal(narrowing: ReviewDecision) -> str | None:
             "The narrowed text has not been re-verified against the evidence "
             f"({why}), so it cannot be approved. Reject it, or narrow it again "
             "once re-verification is available."
-        )
-    if result.get("status") != Verdict.PASS:
-        verdict = str(result.get("status", "unknown")).upper()
-        return (
-            f"The evidence does not support the narrowed text (re-verification: {verdict}), "
-            "so it cannot be approved. Narrow it differently or reject it."
         )
     return None
 
@@ -394,18 +442,43 @@ def _disposition(claim: Claim, state: str, reason: str) -> tuple[str, str] | Non
 
 
 def do_approve_claim(user: Any, claim: Claim, seen_version: int, note: str = "") -> ReviewDecision:
-    """Approve the claim's current text; refused with a reason when the rules forbid it."""
+    """Approve the claim's current text; refused with a reason when the rules forbid it.
+
+    On a FAIL, UNCERTAIN or UNVERIFIABLE claim this is an *override*: ``note`` is its
+    written reason (required), and the decision is marked ``override``. When the plan's
+    gate asks for a second reviewer on overrides, the first override leaves the claim
+    ``overriding`` (still blocking the gate) until another reviewer approves it too.
+    """
     check_decide(user, claim)
     with transaction.atomic():
         locked = _lock(claim, seen_version)
-        refusal = approval_refusal(locked, user, gate_policy(locked.run.plan_version.plan))
+        policy = gate_policy(locked.run.plan_version.plan)
+        refusal = approval_refusal(locked, user, policy)
+        override = is_override(locked)
+        if refusal is None and override:
+            refusal = _override_reason_refusal(locked, note)
         if refusal:
             raise DecisionRefused(refusal)
-        decision = _record(locked, user, Action.APPROVE, seen_version, reason=note)
+        decision = _record(
+            locked,
+            user,
+            Action.APPROVE,
+            seen_version,
+            reason=note.strip(),
+            override=override,
+            verdict_at_decision=locked.status,
+        )
+        confirmed = locked.review_state == ReviewState.OVERRIDING
+        if override and policy.override_second_reviewer and not confirmed:
+            do_apply_review(locked, ReviewState.OVERRIDING)
+            return decision
+        why = "approved by a reviewer" + (
+            f", overriding the {locked.get_status_display()} verdict" if override else ""
+        )
         do_apply_review(
             locked,
             ReviewState.APPROVED,
-            disposition=_disposition(locked, DispositionState.KEPT, "approved by a reviewer"),
+            disposition=_disposition(locked, DispositionState.KEPT, why),
         )
     return decision
 
@@ -647,9 +720,10 @@ class QuoteInContext:
     clipped_before: bool
     clipped_after: bool
     intact: bool
+    vote: VerifierVote | None = None  # the counted vote behind the link's relation
 
 
-def quote_in_context(link: EvidenceLink) -> QuoteInContext:
+def quote_in_context(link: EvidenceLink, vote: VerifierVote | None = None) -> QuoteInContext:
     passage, text = link.passage, link.snapshot.text
     inside = passage.start <= link.quote_start and link.quote_end <= passage.end
     base, offset = (passage.text, passage.start) if inside else (text, 0)
@@ -663,20 +737,55 @@ def quote_in_context(link: EvidenceLink) -> QuoteInContext:
         clipped_before=low > 0,
         clipped_after=high < len(base),
         intact=text[link.quote_start : link.quote_end] == link.quote,
+        vote=vote,
     )
 
 
+# Relations that put a passage in the counter-evidence column, whatever pool found it.
+CONTRARY = ("contradicts", "possible-contradiction")
+
+
 def evidence_pools(claim: Claim) -> dict[str, list[QuoteInContext]]:
-    """The claim's evidence by pool (support, refute, background), quotes in context."""
+    """The claim's evidence in columns: support, refute (counter-evidence), background.
+
+    A passage goes by what the verifiers found in it, not by the query that found it:
+    one that contradicts the claim (credibly or possibly) is counter-evidence even when
+    it is the claim's own anchor, and one that supports it is support even when a
+    refutation query found it. Each carries the counted vote behind its relation.
+    """
     links = (
         claim.evidence.select_related("passage", "snapshot__source")
         .defer("snapshot__raw", "passage__embedding")
         .order_by("pool", "-is_anchor", "-score", "pk")
     )
+    votes = _deciding_votes(claim)
     pools: dict[str, list[QuoteInContext]] = {"support": [], "refute": [], "background": []}
     for link in links:
-        pools.setdefault(link.pool, []).append(quote_in_context(link))
+        column = link.pool
+        if link.relation in CONTRARY:
+            column = "refute"
+        elif link.relation == "supports":
+            column = "support"
+        pools.setdefault(column, []).append(quote_in_context(link, votes.get(link.pk)))
     return pools
+
+
+def _deciding_votes(claim: Claim) -> dict[int, VerifierVote]:
+    """Per evidence link, the strongest counted, valid vote agreeing with its relation."""
+    wanted = {"contradicts": "contradicts", "possible-contradiction": "contradicts"}
+    best: dict[int, VerifierVote] = {}
+    rows = claim.votes.filter(valid=True, shadow=False, evidence__isnull=False).select_related(
+        "evidence"
+    )
+    for vote in rows:
+        link = vote.evidence
+        assert link is not None
+        if vote.verdict != wanted.get(link.relation, link.relation):
+            continue
+        held = best.get(link.pk)
+        if held is None or (vote.score or 0.0) > (held.score or 0.0):
+            best[link.pk] = vote
+    return best
 
 
 # --- carried over from an earlier run ---------------------------------------------------
@@ -716,6 +825,8 @@ def _carry(claim: Claim, old: ReviewDecision, reverification: dict[str, Any]) ->
         claim_version=claim.version,
         reverification=reverification if old.action == Action.NARROW else {},
         carried_from=old,
+        override=old.override,
+        verdict_at_decision=old.verdict_at_decision,
     )
     carried = f"carried over from run {old.claim.run.code}"
     if old.action == Action.NARROW:

@@ -155,13 +155,18 @@ def _render_claim(
         "run": claim.run,
         "pools": pools,
         "first_evidence": next((item for items in pools.values() for item in items), None),
-        "votes": claim.votes.select_related("evidence__snapshot__source"),
+        "votes": claim.votes.select_related("evidence__snapshot__source").order_by(
+            "shadow", "verifier", "pk"
+        ),
         "counter": counter_summary(counter_record(claim)),
         "decisions": claim.decisions.select_related("reviewer").order_by("created_at", "pk"),
         "narrowing": services.last_narrowing(claim),
         "approve_refusal": services.approval_refusal(
             claim, request.user, services.gate_policy(plan)
         ),
+        "override": services.is_override(claim),
+        "pending_override": services.pending_override(claim),
+        "approval": services.last_approval(claim),
         "can_decide": services.can_decide(request.user, plan),
         "gate": services.gate_status(claim.run),
         "nav": services.queue_neighbours(claim),
@@ -212,10 +217,18 @@ def approve_claim(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
     if not form.is_valid():
         return _render_claim(request, claim, {"approve_form": form}, status=400)
     try:
-        services.do_approve_claim(request.user, claim, form.cleaned_data["version"])
+        decision = services.do_approve_claim(
+            request.user, claim, form.cleaned_data["version"], form.cleaned_data["note"]
+        )
     except services.DecisionRefused as exc:
         return _refused(request, claim, exc, {"approve_form": form})
-    messages.success(request, "Approved.")
+    claim.refresh_from_db(fields=["review_state"])
+    if claim.review_state == "overriding":
+        messages.info(request, "Override recorded: a second reviewer must confirm it.")
+    elif decision.override:
+        messages.success(request, f"Approved as an override of {decision.verdict_at_decision}.")
+    else:
+        messages.success(request, "Approved.")
     return _to_next(request, claim.run, claim)
 
 

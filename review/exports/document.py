@@ -115,16 +115,22 @@ def _link_order(link: EvidenceLink) -> tuple[str, int, int, str, int]:
     return (link.passage.kind, link.passage.start, link.passage.end, link.pool, link.pk)
 
 
-def cited_quotes(links: Iterable[EvidenceLink]) -> list[CitedQuote]:
+def cited_quotes(links: Iterable[EvidenceLink], *, override: bool = False) -> list[CitedQuote]:
     """A claim's supporting links, one entry per quoted span, in a fixed order.
 
-    Only ``supports`` links are cited (never background or contradicting quotes). Order:
-    the anchor sentence's span first, then best score, then source, snapshot and offsets.
+    Only ``supports`` links are cited (never background or contradicting quotes). A claim
+    a reviewer approved by *override* that no verifier found supported cites its anchor
+    (the sentence it was mined from), so it never silently drops out of the report; the
+    claim register marks it as an override. Order: the anchor sentence's span first, then
+    best score, then source, snapshot and offsets.
     """
+    links = list(links)
+    cited = [link for link in links if link.relation == Relation.SUPPORTS]
+    if override and not cited:
+        cited = [link for link in links if link.is_anchor]
     spans: dict[tuple[int, int, int], list[EvidenceLink]] = {}
-    for link in links:
-        if link.relation == Relation.SUPPORTS:
-            spans.setdefault((link.snapshot_id, link.quote_start, link.quote_end), []).append(link)
+    for link in cited:
+        spans.setdefault((link.snapshot_id, link.quote_start, link.quote_end), []).append(link)
     quotes = [
         CitedQuote(
             snapshot=group[0].snapshot,
@@ -303,6 +309,24 @@ def _claim_row(claim: Claim, labels: dict[str, str], evidence: list[EvidenceRow]
         limitations=claim.limitations,
         confidence=claim.confidence,
         evidence=[row.label for row in evidence if row.claim_code == code],
+        override=override_words(claim),
+        contrary=[
+            link.quote
+            for link in claim.evidence.all()
+            if link.relation in ("contradicts", "possible-contradiction")
+        ],
+    )
+
+
+def override_words(claim: Claim) -> str:
+    """ "FAIL overridden by reviewer: reason" when the standing approval is an override."""
+    decisions = sorted(claim.decisions.all(), key=lambda d: (d.created_at, d.pk))
+    last = decisions[-1] if decisions else None
+    if last is None or last.action != Action.APPROVE or not last.override:
+        return ""
+    return (
+        f"{last.verdict_at_decision.upper()} overridden by {last.reviewer.get_username()}: "
+        f"{last.reason}"
     )
 
 
@@ -427,6 +451,7 @@ def _audit_log(
                 text_changed=decision.action == Action.NARROW,
                 text_after_sha256=sha256_text(decision.text_after),
                 carried_from=str(carried.code) if carried is not None else "",
+                override=decision.verdict_at_decision.upper() if decision.override else "",
             )
         )
     return rows
@@ -452,8 +477,31 @@ def _plan_and_method(run: Run, synthesis: Synthesis) -> PlanAppendix:
             StageRow(stage=cp.stage, round=cp.round, status=cp.status, notes=cp.notes)
             for cp in run.checkpoints.order_by("started_at", "pk")
         ],
-        method=[*METHOD, f"Synthesizer: {synthesis.synthesizer}."],
+        method=[*METHOD, *verification_method(run), f"Synthesizer: {synthesis.synthesizer}."],
     )
+
+
+def verification_method(run: Run) -> list[str]:
+    """How claims were verified on this run: the quorum and every family's part."""
+    section = run.counters.get("verification", {})
+    families = section.get("families") or {}
+    if not families:
+        return []
+    quorum = section.get("quorum", 2)
+    parts = "; ".join(f"{name}: {state}" for name, state in sorted(families.items()))
+    lines = [
+        f"Verification quorum: a claim PASSed only when {quorum} distinct verifier families "
+        "supported it with verbatim quotes, every counted family that ran agreed, and no "
+        "credible contradiction from another source was found. Families: " + parts + "."
+    ]
+    unavailable = section.get("unavailable") or {}
+    if unavailable:
+        lines.append(
+            "Verifier families unavailable during this run (their claims could not PASS): "
+            + "; ".join(f"{k} on {v} claim(s)" for k, v in sorted(unavailable.items()))
+            + "."
+        )
+    return lines
 
 
 def _plan_subquestions(content: dict[str, Any]) -> list[PlanSubquestionRow]:

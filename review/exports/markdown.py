@@ -97,7 +97,15 @@ def _claims(doc: ReportDocument) -> str:
         for c in doc.claims
     ]
     headers = ["Claim", "Approved text", "Allowed scope", "Limitations", "Confidence", "Evidence"]
-    return "## Claim register\n\n" + _table(headers, rows)
+    text = "## Claim register\n\n" + _table(headers, rows)
+    overrides = [c for c in doc.claims if c.override]
+    if overrides:
+        lines = ["", "Reviewer overrides (approved against the verifiers' verdict):", ""]
+        for c in overrides:
+            lines.append(f"- {c.label}: {md_escape(c.override)}")
+            lines.extend(f"  - Contrary evidence: “{md_escape(q)}”" for q in c.contrary)
+        text += "\n".join(lines) + "\n"
+    return text
 
 
 def _references(doc: ReportDocument) -> str:
@@ -176,7 +184,9 @@ def _appendix_c(doc: ReportDocument) -> str:
         [
             d.at,
             d.reviewer,
-            d.action + (" (text narrowed)" if d.text_changed else ""),
+            d.action
+            + (" (text narrowed)" if d.text_changed else "")
+            + (f" (override of {d.override})" if d.override else ""),
             d.claim,
             d.reason_code,
             d.reason,

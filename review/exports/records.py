@@ -75,6 +75,15 @@ class ClaimRow(Record):
     limitations: str
     confidence: float | None
     evidence: list[str] = Field(description="Evidence labels (E1, …) in appendix B.")
+    override: str = Field(
+        default="",
+        description="Empty, or how a reviewer approved it against the verifiers' verdict "
+        "(verdict, reviewer, written reason).",
+    )
+    contrary: list[str] = Field(
+        default_factory=list,
+        description="Quotes that contradict it (credibly or possibly), shown with overrides.",
+    )
 
 
 class SnapshotRef(Record):
@@ -170,6 +179,9 @@ class AuditRow(Record):
     text_after_sha256: str
     carried_from: str = Field(
         default="", description="Code of the earlier run's decision this one carries over."
+    )
+    override: str = Field(
+        default="", description="The verdict an approval overrode (FAIL, …); empty if none."
     )
 
 

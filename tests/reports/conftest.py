@@ -62,7 +62,9 @@ def scene(run, sub, reviewer):
     failed = claim_from_source(run, FAILED, title="Coffee news", sub=sub, status=Verdict.FAIL)
     unreviewed = claim_from_source(run, UNREVIEWED, title="Tea study", sub=sub)
     for claim in approved:
-        services.do_approve_claim(reviewer, claim, claim.version)
+        services.do_approve_claim(
+            reviewer, claim, claim.version, note="read the source: it states this"
+        )
     services.do_reject_claim(reviewer, rejected, rejected.version, "unsupported")
     services.do_reject_claim(reviewer, failed, failed.version, "contradicted", "two trials")
     return {"approved": approved, "rejected": rejected, "failed": failed, "unreviewed": unreviewed}

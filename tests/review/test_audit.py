@@ -23,7 +23,7 @@ def admin_client(client, django_user_model):
 
 @pytest.mark.django_db
 def test_it_lists_every_decision_with_actor_and_time(client, reviewer, run, flagged, decision):
-    services.do_approve_claim(reviewer, flagged[0], 1)
+    services.do_approve_claim(reviewer, flagged[0], 1, note="read the source: it states this")
     client.force_login(reviewer)
     html = client.get(reverse("review-show-audit", args=[run.code])).content.decode()
     assert html.count('class="decision decision-') == 2

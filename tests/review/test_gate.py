@@ -17,8 +17,12 @@ def test_it_blocks_until_every_flagged_claim_has_a_decision(run, flagged, clean,
     assert set(status.blocking) == {c.code for c in flagged}
     assert status.bulk_eligible == 2
 
-    services.do_approve_claim(reviewer, flagged[0], flagged[0].version)
-    services.do_approve_claim(reviewer, flagged[1], flagged[1].version)
+    services.do_approve_claim(
+        reviewer, flagged[0], flagged[0].version, note="read the source: it states this"
+    )
+    services.do_approve_claim(
+        reviewer, flagged[1], flagged[1].version, note="read the source: it states this"
+    )
     assert not services.gate_status(run).open
     services.do_reject_claim(reviewer, flagged[2], flagged[2].version, "overstated")
 
@@ -40,10 +44,10 @@ def test_it_stays_closed_while_the_run_is_still_verifying(run, clean):
 
 
 @pytest.mark.django_db
-def test_it_refuses_to_approve_a_failed_claim(flagged, reviewer):
+def test_it_refuses_to_approve_a_failed_claim_without_a_written_reason(flagged, reviewer):
     failed = flagged[2]
-    with pytest.raises(services.DecisionRefused, match="failed claim cannot be approved"):
-        services.do_approve_claim(reviewer, failed, failed.version)
+    with pytest.raises(services.DecisionRefused, match="overrides the verifiers: write why"):
+        services.do_approve_claim(reviewer, failed, failed.version, note="ok")
     failed.refresh_from_db()
     assert failed.review_state == ReviewState.UNREVIEWED
     assert failed.decisions.count() == 0
@@ -70,7 +74,9 @@ def test_it_refuses_bulk_approval_when_the_policy_forbids_it(plan, run, clean, r
 
 @pytest.mark.django_db
 def test_it_hands_synthesis_only_approved_capsules(run, flagged, clean, reviewer):
-    services.do_approve_claim(reviewer, flagged[0], flagged[0].version)
+    services.do_approve_claim(
+        reviewer, flagged[0], flagged[0].version, note="read the source: it states this"
+    )
     services.do_reject_claim(reviewer, flagged[1], flagged[1].version, "unsupported")
     services.do_bulk_approve(reviewer, run)
 

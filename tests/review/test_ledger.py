@@ -33,7 +33,7 @@ def test_it_lists_every_claim_with_its_counts(client, reviewer, run, flagged, cl
 def test_it_filters_by_status_and_decision(client, reviewer, run, flagged, clean):
     client.force_login(reviewer)
     assert _texts(_ledger(client, run, status="fail")) == [flagged[2].text]
-    services.do_approve_claim(reviewer, flagged[0], 1)
+    services.do_approve_claim(reviewer, flagged[0], 1, note="read the source: it states this")
     blocking = _texts(_ledger(client, run, review="blocking"))
     assert set(blocking) == {flagged[1].text, flagged[2].text}
     assert _texts(_ledger(client, run, review="approved")) == [flagged[0].text]

@@ -97,17 +97,19 @@ def test_it_refuses_to_approve_a_narrowing_the_evidence_does_not_support(
     client.force_login(reviewer)
     assert _narrow(client, broad, CONTRADICTED).status_code == 302
     broad.refresh_from_db()
-    assert broad.status == Verdict.FAIL
-    assert ReviewDecision.objects.get().reverification["status"] == "fail"
+    # A number clash with the claim's own source: a possible contradiction, not a FAIL.
+    assert broad.status == Verdict.UNCERTAIN
+    assert ReviewDecision.objects.get().reverification["status"] == "uncertain"
+    assert "possible-contradiction" in ReviewDecision.objects.get().reverification["flags"]
 
     page = client.get(broad.get_absolute_url()).content.decode()
-    assert "Cannot be approved" in page
+    assert "Approving it overrides the verifiers" in page
     assert "number mismatch" in page
 
     url = reverse("review-approve-claim", args=[broad.code])
     response = client.post(url, {"version": broad.version})
     assert response.status_code == 422
-    assert "The evidence does not support the narrowed text" in response.content.decode()
+    assert "overrides the verifiers: write why" in response.content.decode()
     assert ReviewDecision.objects.filter(action="approve").count() == 0
     assert services.approved_capsules(run) == []
     assert not services.gate_status(run).open

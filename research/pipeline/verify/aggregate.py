@@ -383,8 +383,8 @@ def _pass_or_hold(
     support_items = [by_id[eid] for eid in usable]
     verdict.independent_sources = independent_count(support_items)
     if not usable:
-        best = max((v.score for fams in tally.support.values() for v in fams.values()), default=0.0)
-        _set(verdict, Status.UNCERTAIN, best, _no_support_reason(tally, by_id))
+        top = max((v.score for fams in tally.support.values() for v in fams.values()), default=0.0)
+        _set(verdict, Status.UNCERTAIN, top, _no_support_reason(tally, by_id))
         return
     best = max((v for fams in usable.values() for v in fams.values()), key=lambda v: v.score)
     missing = sorted((tally.ran | set(verdict.unavailable)) - supporters)
