@@ -23,6 +23,7 @@ from research.pipeline.verify.records import PoolName
 from research.services import get_run_for_user
 from review import services
 from review.forms import ApproveForm, LedgerFilterForm, NarrowForm, RejectForm
+from review.shadow import DECISIONS, VERDICTS, run_agreement
 
 LEDGER_PAGE_SIZE = 50
 CANDIDATE_PAGE_SIZE = 100
@@ -127,6 +128,36 @@ def show_audit(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
         decision.reason_label = labels.get(decision.reason_code, decision.reason_code)  # type: ignore[attr-defined]
     context = {"run": run, "decisions": decisions, "gate": services.gate_status(run)}
     return render(request, "review/audit.html", context)
+
+
+@require_GET
+def show_shadow(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
+    """Shadow vs counted verdicts vs reviewer decisions for one run."""
+    run = get_run_for_user(request.user, code)
+    agreement = run_agreement(run)
+    verification = run.counters.get("verification", {})
+    context = {
+        "run": run,
+        "a": agreement,
+        "agree": agreement.agreement(agreement.decisions),
+        "shadow_agree": agreement.agreement(agreement.shadow_decisions),
+        "verdicts": [str(v) for v in VERDICTS],
+        "decision_names": DECISIONS,
+        "decision_rows": _rows(agreement.decisions, DECISIONS),
+        "shadow_rows": _rows(agreement.shadow_vs_counted, [str(v) for v in VERDICTS]),
+        "families": verification.get("families", {}),
+        "quorum": verification.get("quorum"),
+        "unavailable": verification.get("unavailable", {}),
+    }
+    return render(request, "review/shadow.html", context)
+
+
+def _rows(table: dict[str, dict[str, int]], columns: list[str]) -> list[tuple[str, list[int]]]:
+    return [
+        (str(v), [table.get(str(v), {}).get(c, 0) for c in columns])
+        for v in VERDICTS
+        if str(v) in table
+    ]
 
 
 # --- capsule --------------------------------------------------------------------------

@@ -267,12 +267,13 @@ def do_record_families(run: Run, states: dict[str, str], quorum: int) -> None:
     ``counters["verification"]["families"]``: family -> "counted", "check", "shadow",
     "unavailable: …" or "not configured …"; the run page and the report show it.
     """
-    locked = Run.objects.select_for_update().get(pk=run.pk)
-    section: dict[str, Any] = dict(locked.counters.get("verification", {}))
-    section["families"] = dict(states)
-    section["quorum"] = quorum
-    locked.counters = {**locked.counters, "verification": section}
-    locked.save(update_fields=["counters"])
+    with transaction.atomic():
+        locked = Run.objects.select_for_update().get(pk=run.pk)
+        section: dict[str, Any] = dict(locked.counters.get("verification", {}))
+        section["families"] = dict(states)
+        section["quorum"] = quorum
+        locked.counters = {**locked.counters, "verification": section}
+        locked.save(update_fields=["counters"])
     run.counters = locked.counters
 
 

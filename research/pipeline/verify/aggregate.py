@@ -12,8 +12,10 @@ the verdict would have been with them, but they never change the verdict.
    (:func:`credibility`): from a source other than the claim's own anchor passage, on a
    passage no judging family finds stating the claim, quoting a sentence about the same
    thing (the claim's subject and object terms), with an explicit conflict a reviewer can
-   see (negation, direction, number, antonym, "no effect"), and a calibrated confidence at
-   or above ``min_contradict_score``. A contradiction missing any of these is a
+   see (negation, direction, number, antonym, "no effect"), a calibrated confidence at
+   or above ``min_contradict_score``, and — for a check family's contradiction, whose
+   score is not calibrated — a judging family that contradicts the same passage too.
+   A contradiction missing any of these is a
    *possible contradiction*: the claim cannot PASS on that passage, the passage is shown
    with its score, and the claim is flagged — but it does not FAIL.
 3. PASS needs a quorum (seed 003): at least ``quorum`` distinct judging families support

@@ -1,14 +1,14 @@
 """Strict entailment by coverage: the second offline verifier family (``coverage``).
 
-A passage supports a claim only when one quote window of it — one sentence, or two
-adjacent sentences — states *everything* the claim says, as words:
+A passage supports a claim only when one quote window of it — one clause or sentence, or
+two adjacent ones — states *everything* the claim says, as words:
 
 1. every content word of the claim (stemmed; stopwords aside);
 2. every number of the claim with its unit;
 3. the claim's negation (both negated, or neither);
 4. the claim's direction of effect ("increases" / "reduces"), after negation;
 5. no antonym of a claim word where the claim has the word;
-6. no hedge ("may", "suggests") when the claim states it as certain;
+6. no hedge ("may", "suggests") in the window that the claim drops;
 7. the claim's roles in the claim's order: the first content word before its relation
    verb (the subject) comes before the first one after it (the object), so "A inhibits
    B" is not supported by "B inhibits A" (a swap of roles is not the same finding; a
@@ -40,11 +40,10 @@ from research.pipeline.text import (
     is_meaningful_quote,
     negated,
     quantities,
-    split_sentences,
     stem,
     years,
 )
-from research.pipeline.verify.features import polarity
+from research.pipeline.verify.features import item_sentences, polarity
 from research.pipeline.verify.records import ClaimInput, EvidenceItem, Vote, VoteVerdict
 
 FORECAST = re.compile(
@@ -146,8 +145,9 @@ def _beyond_horizon(claim: str, passage: str) -> bool:
 
 
 def _windows(item: EvidenceItem, size: int) -> list[tuple[int, int]]:
-    spans = list(item.sentences) or split_sentences(item.text)
-    spans = [(a, b) for a, b in spans if b > a] or [(0, len(item.text))]
+    """Runs of 1..size adjacent clauses ("P, but Q" is two: a claim mined from P is not
+    denied by the negation that belongs to Q)."""
+    spans = item_sentences(item)
     out = []
     for i in range(len(spans)):
         for j in range(i, min(i + size, len(spans))):
@@ -186,8 +186,8 @@ def _statement_gap(
     clash = antonym_clash(claim, window)
     if clash:
         return f"the passage says {clash[0][1]!r} where the claim says {clash[0][0]!r}"
-    hedged = hedges(window)
-    if hedged and not hedges(claim):
+    hedged = sorted(set(hedges(window)) - set(hedges(claim)))
+    if hedged:
         return f"the passage is hedged ({', '.join(hedged)}), the claim is not"
     if _roles_swapped(claim, positions):
         return "the subject and the object of the claim are the other way round"

@@ -189,8 +189,8 @@ def _polarity(
 def _hedging(
     claim: ClaimInput, passage: str, sentence: str, cov: float, cfg: RulesConfig
 ) -> Finding | None:
-    evidence_hedges = hedges(sentence)
-    if cov < cfg.on_topic or not evidence_hedges or hedges(claim.text):
+    evidence_hedges = sorted(set(hedges(sentence)) - set(hedges(claim.text)))
+    if cov < cfg.on_topic or not evidence_hedges:
         return None
     return Finding(
         VoteVerdict.INSUFFICIENT,
