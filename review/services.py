@@ -567,7 +567,10 @@ def reverify_claim_text(
 ) -> ClaimVerdict:
     """Verify a narrowed wording against the same evidence the claim has; writes nothing."""
     items = linked_items(claim)
-    return verify_claim(claim_input(claim, text=text), items, config or default_config())
+    quorum = gate_policy(claim.run.plan_version.plan).verifier_quorum
+    return verify_claim(
+        claim_input(claim, text=text), items, config or default_config(quorum=quorum)
+    )
 
 
 def reverification_record(verdict: Any) -> dict[str, Any]:
