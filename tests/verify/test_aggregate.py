@@ -278,3 +278,22 @@ def test_it_needs_the_claims_subject_and_outcome_in_a_contradiction():
     verdict = aggregate(claim, [ev], [vote(claim, ev, "contradicts", quote, score=0.9)])
     assert verdict.status == Status.UNCERTAIN
     assert "subject and its outcome" in verdict.rationale
+
+
+def test_it_does_not_fail_on_a_lexical_check_alone():
+    refute = item("r1", REFUTE_TEXT, PoolName.REFUTE)
+    rules = vote(CLAIM, refute, "contradicts", REFUTE_QUOTE, family="rules", verifier="rules")
+    verdict = aggregate(CLAIM, [refute], [rules])
+    assert verdict.status != Status.FAIL
+    assert "a lexical check alone" in verdict.rationale
+    learned = vote(CLAIM, refute, "contradicts", REFUTE_QUOTE, score=0.6)
+    assert aggregate(CLAIM, [refute], [rules, learned]).status == Status.FAIL
+
+
+def test_it_does_not_fail_a_claim_about_another_group():
+    claim = ClaimInput("c1", "Aspirin reduces fever in adults without diabetes.")
+    quote = "Aspirin did not reduce fever in adults with diabetes."
+    ev = item("r1", f"Subgroup. {quote}", PoolName.REFUTE)
+    verdict = aggregate(claim, [ev], [vote(claim, ev, "contradicts", quote, score=0.9)])
+    assert verdict.status == Status.UNCERTAIN
+    assert "another group" in verdict.rationale

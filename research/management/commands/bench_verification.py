@@ -2,12 +2,14 @@
 
     python manage.py bench_verification --scifact ../shared/data/scifact --split train --oracle
 
-Prints accuracy, macro_f1, f1_support, f1_contradict, f1_nei, escape_rate and
-claims_per_min, one ``key: value`` line each. On ``--split train`` the learned verifier
-scores every claim with the cross-validation fold model that never saw it, so the figures
-are out-of-fold, not in-sample (``out_of_fold: 1``). Without ``--oracle`` each claim's
-support and refutation queries run through ``research.retrieval`` over the "scifact"
-library (imported by ``importcorpus``).
+Prints accuracy, macro_f1, f1_support, f1_contradict, f1_nei, escape_rate,
+false_fail_rate, pass_precision, fail_precision, pass_coverage, ece and claims_per_min,
+one ``key: value`` line each. ``--out-of-domain`` scores the committed non-biomedical
+claims (``tests/fixtures/verify/ood``, SciFact format) the same way. On ``--split train``
+the learned verifier scores every claim with the cross-validation fold model that never
+saw it, so the figures are out-of-fold, not in-sample (``out_of_fold: 1``). Without
+``--oracle`` each claim's support and refutation queries run through
+``research.retrieval`` over the "scifact" library (imported by ``importcorpus``).
 """
 
 from __future__ import annotations
@@ -20,12 +22,20 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from research.pipeline.verify.records import EvidenceItem
 
+OOD_FIXTURES = Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "verify" / "ood"
+
 
 class Command(BaseCommand):
     help = "SciFact claim verification figures for the production verification path."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--scifact", type=Path, required=True)
+        parser.add_argument("--scifact", type=Path, default=None)
+        parser.add_argument(
+            "--out-of-domain",
+            action="store_true",
+            help="score the committed out-of-domain claims (tests/fixtures/verify/ood: news, "
+            "climate, economics, software …) with the same metrics; implies --split dev",
+        )
         parser.add_argument("--split", choices=("train", "dev"), default="train")
         parser.add_argument("--oracle", action="store_true", help="cited abstracts only")
         parser.add_argument("--json", type=Path, default=None)
@@ -46,6 +56,10 @@ class Command(BaseCommand):
         from .train_verifier import cache_dir
 
         configure_threads()
+        if opts["out_of_domain"]:
+            opts["scifact"], opts["split"] = OOD_FIXTURES, "dev"
+        if opts["scifact"] is None:
+            raise CommandError("give --scifact DIR or --out-of-domain")
         directory: Path = opts["scifact"]
         try:
             claims = load_claims(directory, opts["split"])

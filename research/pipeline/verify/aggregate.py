@@ -191,12 +191,28 @@ def _tally(
             tally.support.setdefault(vote.evidence_id, {}).setdefault(vote.family, vote)
     supported = set(tally.support)
     anchor_sources = {i.source_key or i.evidence_id for i in by_id.values() if i.anchor}
+    # Passages a judging family contradicts on a quote about the claim's subject and
+    # outcome: only these can corroborate a check family's (uncalibrated) contradiction.
+    judged = {
+        v.evidence_id
+        for v in votes
+        if v.verdict == VoteVerdict.CONTRADICTS
+        and cfg.judging(v.family)
+        and v.score >= cfg.min_contradict_score
+        and same_subject_and_object(claim.text, v.quote)
+    }
     for vote in votes:
         if vote.verdict != VoteVerdict.CONTRADICTS:
             continue
         why, flagged = credibility(
             claim, vote, by_id[vote.evidence_id], supported, anchor_sources, cfg
         )
+        if not why and not cfg.judging(vote.family) and vote.evidence_id not in judged:
+            why, flagged = (
+                "a lexical check alone (no judging family contradicts the same subject and "
+                "outcome there)",
+                True,
+            )
         if not why:
             tally.contradict.setdefault(vote.evidence_id, []).append(vote)
         elif flagged:
@@ -234,6 +250,8 @@ def credibility(
         return "it is the claim's own source (the passage it was mined from)", True
     if not same_subject_and_object(claim.text, vote.quote):
         return "the quote does not name both the claim's subject and its outcome", True
+    if qualifier_clash(claim.text, vote.quote):
+        return "it is about another group (with / without the same qualifier)", True
     cue = conflict_cue(claim.text, vote.quote)
     if not cue:
         return "no explicit conflict (negation, direction, number, antonym) in the quote", True
@@ -244,6 +262,26 @@ def credibility(
             True,
         )
     return "", False
+
+
+_WITH = re.compile(r"\b(with|without)\b((?:\s+[\w\-]+){1,4})", re.IGNORECASE)
+
+
+def qualifier_clash(claim: str, quote: str) -> bool:
+    """ "women without vertebral fractures" against "women with established osteoporosis
+    and vertebral fractures": another population, so the negation word is a qualifier,
+    not a conflict about the same group. Each "with"/"without" scopes its next 4 words."""
+
+    def marks(text: str) -> dict[str, set[str]]:
+        found: dict[str, set[str]] = {"with": set(), "without": set()}
+        for m in _WITH.finditer(text):
+            found[m.group(1).lower()] |= content_stems(m.group(2))
+        return found
+
+    a, b = marks(claim), marks(quote)
+    return bool(a["without"] & b["with"] - b["without"]) or bool(
+        a["with"] & b["without"] - b["with"]
+    )
 
 
 def conflict_cue(claim: str, quote: str) -> str:
