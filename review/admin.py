@@ -16,7 +16,13 @@ class ReviewDecisionAdmin(ReadOnlyAdmin):
 
 @admin.register(GatePolicy)
 class GatePolicyAdmin(admin.ModelAdmin[GatePolicy]):
-    list_display = ["plan", "require_second_reviewer", "allow_bulk_approve"]
+    list_display = [
+        "plan",
+        "verifier_quorum",
+        "override_second_reviewer",
+        "require_second_reviewer",
+        "allow_bulk_approve",
+    ]
 
 
 @admin.register(Report)

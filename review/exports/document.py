@@ -188,7 +188,7 @@ def build_document(inputs: DocumentInputs) -> ReportDocument:
             for s in inputs.synthesis.outline
         ],
         sections=[_section(s, labels) for s in inputs.synthesis.sections],
-        claims=[_claim_row(inputs.claims[code], labels, evidence) for code in labels],
+        claims=[_claim_row(inputs.claims[code], labels, evidence, redactor) for code in labels],
         bibliography=_bibliography(inputs.synthesis.sources, by_source),
         appendix_a=[_excluded_row(n, c, r, redactor) for n, (c, r) in enumerate(excluded, 1)],
         appendix_a_set_aside=[
@@ -294,7 +294,15 @@ def _iso(value: Any) -> str:
     return value.isoformat() if value else ""
 
 
-def _claim_row(claim: Claim, labels: dict[str, str], evidence: list[EvidenceRow]) -> ClaimRow:
+def _claim_row(
+    claim: Claim,
+    labels: dict[str, str],
+    evidence: list[EvidenceRow],
+    redactor: WithheldMatcher | None = None,
+) -> ClaimRow:
+    """A register row; an override's reason and contrary quotes are redacted like the audit
+    trail's reasons (a contrary quote may be a rejected claim's own source sentence)."""
+    redact = redactor.redact if redactor is not None else (lambda text: text)
     code = str(claim.code)
     return ClaimRow(
         label=labels[code],
@@ -309,9 +317,9 @@ def _claim_row(claim: Claim, labels: dict[str, str], evidence: list[EvidenceRow]
         limitations=claim.limitations,
         confidence=claim.confidence,
         evidence=[row.label for row in evidence if row.claim_code == code],
-        override=override_words(claim),
+        override=redact(override_words(claim)),
         contrary=[
-            link.quote
+            redact(link.quote)
             for link in claim.evidence.all()
             if link.relation in ("contradicts", "possible-contradiction")
         ],
