@@ -148,3 +148,46 @@ def test_it_never_links_a_javascript_source_url(client, reviewer, hostile_claim)
     html = client.get(url).content.decode()
     assert 'href="javascript:' not in html
     assert "javascript:alert(document.cookie)" in html  # shown as text
+
+
+@pytest.mark.django_db
+def test_it_puts_a_contradicted_anchor_in_the_counter_evidence_column_with_the_votes_score(
+    client, reviewer, run
+):
+    claim = make_claim(
+        run, "Drug A lowers blood pressure.", status="uncertain", relation="possible-contradiction"
+    )
+    link = claim.evidence.get()
+    assert (link.pool, link.is_anchor, link.score) == ("support", True, 0.9)
+    link.score = 0.03  # the retrieval score, not the verifier's
+    link.save(update_fields=["score"])
+    for verifier, score, shadow in (("learned-minilm-lr", 0.77, False), ("nli:x", 0.99, True)):
+        VerifierVote.objects.create(
+            claim=claim,
+            evidence=link,
+            verifier=verifier,
+            family=verifier.split("-")[0],
+            verdict="contradicts",
+            score=score,
+            quote=link.quote,
+            shadow=shadow,
+        )
+    client.force_login(reviewer)
+    page = client.get(claim.get_absolute_url()).content.decode()
+    support, refute = page.split('id="pool-support"')[1].split('id="pool-refute"')
+    assert f'id="evidence-{link.pk}"' not in support
+    card = refute.split(f'id="evidence-{link.pk}"')[1].split("</figure>")[0]
+    assert "Possible contradiction (0.77, learned-minilm-lr)" in card  # not the shadow 0.99
+    assert "anchor" in card and "retrieval 0.03" in card
+    assert "shadow · not counted" in page
+
+
+@pytest.mark.django_db
+def test_it_renders_a_disabled_approve_button_as_disabled(client, reviewer, run):
+    claim = make_claim(run, "Drug A lowers blood pressure.", status="pending")
+    client.force_login(reviewer)
+    page = client.get(claim.get_absolute_url()).content.decode()
+    assert 'disabled aria-disabled="true"' in page
+    css = client.get("/static/css/app.css")
+    body = b"".join(css.streaming_content) if css.streaming else css.content  # type: ignore[attr-defined]
+    assert b"button:disabled" in body and b"cursor: not-allowed" in body
