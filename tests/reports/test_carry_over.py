@@ -24,12 +24,19 @@ LIBRARY = "carry-vitamin-d"
 
 
 def review_with_a_narrowing(run: Run, reviewer) -> None:
-    """Approve what may be approved; narrow the first refused claim that has a clause to
-    drop (then approve it if its re-verification allows, else reject); reject the rest."""
+    """Approve what may be approved without an override; narrow the first other claim that
+    has a clause to drop (then approve it if its re-verification allows, else reject);
+    reject the rest."""
     policy = review.gate_policy(run.plan_version.plan)
+
+    def approvable(claim: Claim) -> bool:
+        return not review.approval_refusal(claim, reviewer, policy) and not review.is_override(
+            claim
+        )
+
     narrowed = False
     for claim in Claim.objects.filter(run=run).order_by("pk"):
-        if not review.approval_refusal(claim, reviewer, policy):
+        if approvable(claim):
             review.do_approve_claim(reviewer, claim, claim.version)
             continue
         head = claim.text.split(",")[0].rstrip(".") + "."
@@ -37,7 +44,7 @@ def review_with_a_narrowing(run: Run, reviewer) -> None:
             review.do_narrow_claim(reviewer, claim, claim.version, head, reason="narrower")
             claim.refresh_from_db()
             narrowed = True
-            if not review.approval_refusal(claim, reviewer, policy):
+            if approvable(claim):
                 review.do_approve_claim(reviewer, claim, claim.version)
                 continue
         review.do_reject_claim(reviewer, claim, claim.version, "unsupported", "e2e")
