@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('ledger', '0007_candidate_outlives_claim'),
+        ('ledger', '0010_corpus_uploads'),
     ]
 
     operations = [

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('review', '0003_rundiff_carried_from_report_date'),
+        ('review', '0004_append_only_truncate'),
     ]
 
     operations = [
