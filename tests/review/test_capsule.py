@@ -189,5 +189,5 @@ def test_it_renders_a_disabled_approve_button_as_disabled(client, reviewer, run)
     page = client.get(claim.get_absolute_url()).content.decode()
     assert 'disabled aria-disabled="true"' in page
     css = client.get("/static/css/app.css")
-    body = b"".join(css.streaming_content) if css.streaming else css.content  # type: ignore[attr-defined]
+    body = b"".join(css.streaming_content) if css.streaming else css.content
     assert b"button:disabled" in body and b"cursor: not-allowed" in body
