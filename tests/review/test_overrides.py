@@ -8,7 +8,7 @@ from django.urls import reverse
 from ledger.models import Relation, ReviewState, Verdict
 from review import reports, services
 from review.models import GatePolicy, ReviewDecision
-from tests.factories import make_claim, make_passage, make_snapshot
+from tests.factories import add_member, make_claim, make_passage, make_snapshot
 
 pytestmark = pytest.mark.django_db
 
@@ -122,5 +122,5 @@ def other_reviewer(django_user_model, plan):
 
     user = django_user_model.objects.create_user("reviewer2", password="pw")
     user.groups.add(Group.objects.get_or_create(name="reviewer")[0])
-    plan.members.add(user)
+    add_member(plan, user, "reviewer")
     return user
