@@ -102,3 +102,16 @@ def test_it_builds_the_default_families_from_settings(settings, learned):
     assert [v.family for v in families.verifiers] == ["rules", "coverage", "learned"]
     assert set(families.notes) == {"nli", "llm"}
     assert families.unavailable == {}
+
+
+def test_it_scores_votes_with_probabilities_calibrated_inside_the_cross_validation(learned):
+    weights = VerifierWeights.load()
+    for model in (weights.model, *weights.folds):
+        assert set(model.calibration) == {"support", "contradict"}
+    report = weights.meta["calibration"]
+    assert report["ece_calibrated_contradict"] < report["ece_raw_contradict"]
+    [vote] = learned.judge(CLAIM, [item("e1", REFUTE_TEXT)])
+    raw = float(vote.rationale.split("P(contradict)=")[1].split(",")[0])
+    assert vote.verdict == VoteVerdict.CONTRADICTS
+    assert vote.score == pytest.approx(weights.model.calibrated("contradict", raw), abs=0.01)
+    assert "calibrated P(support)=" in vote.rationale

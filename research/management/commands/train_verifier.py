@@ -32,6 +32,11 @@ class Command(BaseCommand):
         parser.add_argument("--max-escape", type=float, default=TrainConfig.max_escape)
         parser.add_argument("--folds", type=int, default=TrainConfig.folds)
         parser.add_argument("--fold-seed", type=int, default=TrainConfig.fold_seed)
+        parser.add_argument(
+            "--calibrate-only",
+            action="store_true",
+            help="keep the shipped models, (re)fit only their Platt calibration",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         if importlib.util.find_spec("sklearn") is None:
@@ -43,6 +48,9 @@ class Command(BaseCommand):
         configure_threads()
         directory: Path = opts["scifact"]
         docs, claims = load_corpus(directory), load_claims(directory, "train")
+        if opts["calibrate_only"]:
+            self._calibrate(docs, claims, opts["out"])
+            return
         embedder = Embedder.from_settings()
         cache = EmbeddingCache(embedder.encode, cache_dir(embedder.label))
         cfg = TrainConfig(
@@ -64,6 +72,21 @@ class Command(BaseCommand):
         self.stdout.write(f"support_threshold: {weights.model.support_threshold}")
         self.stdout.write(f"contradict_threshold: {weights.model.contradict_threshold}")
         self.stderr.write(f"weights written to {opts['out']}")
+
+    def _calibrate(self, docs: Any, claims: Any, out: Path) -> None:
+        from research.pipeline.verify import verify_encoder
+        from research.pipeline.verify.embedcache import EmbeddingCache
+        from research.pipeline.verify.learned import VerifierWeights
+        from research.pipeline.verify.training import calibrated_weights
+
+        encoder = verify_encoder()  # the vectors verification sees
+        cache = EmbeddingCache(encoder.encode, cache_dir(encoder.label))
+        weights, report = calibrated_weights(VerifierWeights.load(out), claims, docs, cache.encode)
+        cache.save()
+        weights.save(out)
+        for key, value in report.items():
+            self.stdout.write(f"{key}: {value:.4f}")
+        self.stderr.write(f"calibration written to {out}")
 
 
 def cache_dir(label: str) -> Path:

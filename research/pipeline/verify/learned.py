@@ -43,6 +43,17 @@ class LinearModel:
     support_threshold: float
     contradict_threshold: float
     feature_names: tuple[str, ...] = FEATURE_NAMES
+    # Platt scaling per class ("support", "contradict"): P(pair has that gold label) =
+    # sigmoid(a * log p + b), fitted on out-of-fold predictions of *other* folds, so a
+    # vote's score is a calibrated probability. Empty: scores are the raw probabilities.
+    calibration: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+    def calibrated(self, label: str, p: float) -> float:
+        """The calibrated probability behind a raw class probability ``p``."""
+        if label not in self.calibration:
+            return p
+        a, b = self.calibration[label]
+        return float(1.0 / (1.0 + np.exp(-(a * np.log(max(p, 1e-6)) + b))))
 
     def proba(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         z = ((np.atleast_2d(x) - self.mean) / self.scale) @ self.coef.T + self.intercept
@@ -59,6 +70,7 @@ class LinearModel:
             "intercept": self.intercept.tolist(),
             "support_threshold": self.support_threshold,
             "contradict_threshold": self.contradict_threshold,
+            "calibration": {k: list(v) for k, v in sorted(self.calibration.items())},
         }
 
     @classmethod
@@ -74,6 +86,9 @@ class LinearModel:
             support_threshold=float(data["support_threshold"]),
             contradict_threshold=float(data["contradict_threshold"]),
             feature_names=names,
+            calibration={
+                str(k): (float(v[0]), float(v[1])) for k, v in data.get("calibration", {}).items()
+            },
         )
 
 
@@ -159,16 +174,18 @@ class LearnedVerifier:
         quote: str,
     ) -> Vote:
         p_s, p_c, p_n = (float(x) for x in p)
+        c_s, c_c = model.calibrated("support", p_s), model.calibrated("contradict", p_c)
         if p_c >= model.contradict_threshold:
-            verdict, score = VoteVerdict.CONTRADICTS, p_c
+            verdict, score = VoteVerdict.CONTRADICTS, c_c
         elif p_s >= model.support_threshold:
-            verdict, score = VoteVerdict.SUPPORTS, p_s
+            verdict, score = VoteVerdict.SUPPORTS, c_s
         else:
             verdict, score = VoteVerdict.INSUFFICIENT, p_n
         rationale = (
             f"P(support)={p_s:.2f}, P(contradict)={p_c:.2f}, P(not enough info)={p_n:.2f}; "
             f"thresholds support≥{model.support_threshold:.2f}, "
-            f"contradict≥{model.contradict_threshold:.2f}"
+            f"contradict≥{model.contradict_threshold:.2f}; calibrated "
+            f"P(support)={c_s:.2f}, P(contradict)={c_c:.2f}"
         )
         return Vote.bind(
             self.name,

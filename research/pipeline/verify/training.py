@@ -2,19 +2,22 @@
 
 1. Every claim × cited abstract is a pair labelled SUPPORT / CONTRADICT / NEI.
 2. Pair features come from :mod:`features` (frozen MiniLM sentences + lexical checks).
-3. A claim's verdict is the production rule over its pairs: FAIL when any pair's
+3. A claim's verdict (for threshold selection) is the rule over its pairs: FAIL when any pair's
    P(contradict) reaches the contradict threshold, else PASS when any pair's
    P(support) reaches the support threshold, else UNCERTAIN.
 4. Thresholds maximize macro-F1 subject to an escape rate (gold CONTRADICT predicted
    PASS) of at most ``max_escape``, chosen on out-of-fold predictions of the training
    folds only (nested), so the outer fold's figure never saw its own labels.
 5. Folds are grouped by cited abstract (:func:`scifact.grouped_folds`).
+6. Scores are calibrated (:func:`calibrate`): Platt scaling per class, each fold model's
+   fitted on the other folds' out-of-fold predictions, so a vote's score is the probability
+   that the pair has that gold label; the thresholds of 4. stay on the raw probabilities.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -258,10 +261,105 @@ def train_and_evaluate(
         for k, v in claim_only_baseline(claims, encode, claim_fold, cfg.seed).items()
     }
     report |= {"claims": float(len(claims)), "pairs": float(len(data.y))}
+    calibration = calibrate(data, claim_fold, [r.model for r in fold_results])
+    report |= calibration.report
     weights = VerifierWeights(
-        model=model,
-        folds=[r.model for r in fold_results],
+        model=replace(model, calibration=calibration.shipped),
+        folds=[
+            replace(r.model, calibration=c)
+            for r, c in zip(fold_results, calibration.folds, strict=True)
+        ],
         claim_folds={str(c.claim_id): int(f) for c, f in zip(claims, claim_fold, strict=True)},
         meta={"config": cfg.__dict__, "report": report, "classes": list(CLASSES)},
     )
     return weights, report
+
+
+def platt(p: NDArray[np.float64], y: NDArray[np.float64], seed: int = 0) -> tuple[float, float]:
+    """(a, b) with sigmoid(a * log p + b) ≈ P(y = 1): Platt scaling on one probability."""
+    from sklearn.linear_model import LogisticRegression
+
+    x = np.log(np.clip(p, 1e-6, 1.0)).reshape(-1, 1)
+    if len(set(y.tolist())) < 2:
+        return 1.0, 0.0
+    clf = LogisticRegression(C=1e6, max_iter=1000, random_state=seed).fit(x, y)
+    return float(clf.coef_[0][0]), float(clf.intercept_[0])
+
+
+CALIBRATED = {"support": 0, "contradict": 1}  # label -> column of CLASSES
+
+
+@dataclass
+class Calibration:
+    """Platt parameters per fold model (fitted on the *other* folds' out-of-fold
+    predictions) and for the shipped model (on all of them), with pair-level ECE."""
+
+    folds: list[dict[str, tuple[float, float]]]
+    shipped: dict[str, tuple[float, float]]
+    report: dict[str, float]
+
+
+def calibrate(
+    data: PairDataset, claim_fold: NDArray[np.int64], fold_models: Sequence[LinearModel]
+) -> Calibration:
+    """1. each pair scored by the fold model that never saw it; 2. per fold and class,
+    Platt on the other folds' scores; 3. ECE of the raw and the calibrated scores."""
+    pair_fold = claim_fold[data.pair_claim]
+    p = np.zeros((len(data.y), len(CLASSES)))
+    for fold, model in enumerate(fold_models):
+        inside = pair_fold == fold
+        p[inside] = model.proba(data.x[inside])
+    folds: list[dict[str, tuple[float, float]]] = []
+    calibrated = np.zeros((len(data.y), 2))
+    for fold in range(len(fold_models)):
+        inside = pair_fold == fold
+        params = {
+            label: platt(p[~inside, col], (data.y[~inside] == col).astype(np.float64))
+            for label, col in CALIBRATED.items()
+        }
+        folds.append(params)
+        for label, col in CALIBRATED.items():
+            a, b = params[label]
+            z = a * np.log(np.clip(p[inside, col], 1e-6, 1.0)) + b
+            calibrated[inside, col] = 1.0 / (1.0 + np.exp(-z))
+    shipped = {
+        label: platt(p[:, col], (data.y == col).astype(np.float64))
+        for label, col in CALIBRATED.items()
+    }
+    report: dict[str, float] = {}
+    for label, col in CALIBRATED.items():
+        truth = data.y == col
+        report[f"ece_raw_{label}"] = pair_ece(p[:, col], truth)
+        report[f"ece_calibrated_{label}"] = pair_ece(calibrated[:, col], truth)
+    return Calibration(folds, shipped, report)
+
+
+def pair_ece(confidence: NDArray[np.float64], truth: NDArray[np.bool_], bins: int = 10) -> float:
+    edges = np.minimum((np.clip(confidence, 0.0, 1.0) * bins).astype(int), bins - 1)
+    total = 0.0
+    for b in range(bins):
+        inside = edges == b
+        if inside.any():
+            gap = abs(float(truth[inside].mean()) - float(confidence[inside].mean()))
+            total += float(inside.sum()) / len(confidence) * gap
+    return round(total, 4)
+
+
+def calibrated_weights(
+    weights: VerifierWeights,
+    claims: Sequence[SciFactClaim],
+    docs: dict[int, SciFactDoc],
+    encode: Encode,
+) -> tuple[VerifierWeights, dict[str, float]]:
+    """The same models with Platt calibration added (their coefficients unchanged)."""
+    data = build_pairs(claims, docs, encode)
+    fold_of = {int(k): v for k, v in weights.claim_folds.items()}
+    claim_fold = np.asarray([fold_of[c.claim_id] for c in claims], dtype=np.int64)
+    result = calibrate(data, claim_fold, weights.folds)
+    calibrated = VerifierWeights(
+        model=replace(weights.model, calibration=result.shipped),
+        folds=[replace(m, calibration=c) for m, c in zip(weights.folds, result.folds, strict=True)],
+        claim_folds=weights.claim_folds,
+        meta={**weights.meta, "calibration": result.report},
+    )
+    return calibrated, result.report
