@@ -10,8 +10,9 @@ this stage:
 3. prove: the frozen document of the next version is rendered in every export format
    and each output scanned for withheld text (``review.reports.render_checked``) before
    anything is saved, so a version that could not export never exists;
-4. save: the version, and in the same transaction the checkpoint cursor naming it, so a
-   retried job builds nothing twice.
+4. save: the version, and in the same transaction the checkpoint cursor naming it (and
+   the sha256 of each format, which every later download matches), so a retried job
+   builds nothing twice.
 
 Then the run is ``done``. A refusal (the gate closed again, evidence changed, a leak)
 sends the run back to ``awaiting_review`` with the reason in the stage's notes.
@@ -19,6 +20,7 @@ sends the run back to ``awaiting_review`` with the reason in the stage's notes.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from typing import Any
 
@@ -50,10 +52,10 @@ def run(ctx: StageContext) -> str:
         ctx.progress(2, STEPS)
         report = reports.prepare_report(ctx.run, _requester(ctx), synthesis, inputs)
         ctx.progress(3, STEPS)
-        sizes = _check_exports(ctx, report)  # on the unsaved version: nothing half-built
+        hashes = _check_exports(ctx, report)  # on the unsaved version: nothing half-built
         with transaction.atomic():
             reports.do_save_report(report)
-            ctx.save_cursor(report=str(report.code), version=report.version)
+            ctx.save_cursor(report=str(report.code), version=report.version, exports=hashes)
     except (reports.ReportRefused, reports.ExportRefused, NoCapsulesError) as exc:
         ctx.note("report", f"not built: {exc}")
         return RunState.AWAITING_REVIEW
@@ -62,7 +64,7 @@ def run(ctx: StageContext) -> str:
         ctx.note("report", f"not built: {type(exc).__name__}: {exc}")
         return RunState.AWAITING_REVIEW
     ctx.note("report", f"version {report.version} ({report.synthesizer})")
-    ctx.count(claims=len(report.claim_codes), **sizes)
+    ctx.count(claims=len(report.claim_codes))
     return RunState.DONE
 
 
@@ -71,11 +73,13 @@ def _requester(ctx: StageContext) -> Any:
     return get_user_model().objects.filter(pk=pk).first() if pk else None
 
 
-def _check_exports(ctx: StageContext, report: Report) -> dict[str, int]:
-    """Render every format once (integrity re-check and withheld-text scan included)."""
-    sizes = {}
+def _check_exports(ctx: StageContext, report: Report) -> dict[str, str]:
+    """Render every format once (integrity re-check and withheld-text scan included);
+    the sha256 of each, which every later download of this version matches."""
+    hashes = {}
     for n, fmt in enumerate(reports.FORMATS, 4):
         export = reports.render_checked(report, fmt)
-        sizes[f"{fmt}_bytes"] = len(export.data)
+        hashes[fmt] = hashlib.sha256(export.data).hexdigest()
+        ctx.count(**{f"{fmt}_bytes": len(export.data)})
         ctx.progress(n, STEPS)
-    return sizes
+    return hashes

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 FORMAT = "evidence-bureau-report/2"
 
@@ -197,11 +197,19 @@ class PlanSubquestionRow(Record):
     queries: list[PlanQueryRow]
 
 
+def sorted_keys(value: dict[str, Any]) -> dict[str, Any]:
+    """Dicts the renderers iterate are kept in key order: the document renders the same
+    after a trip through Postgres (jsonb does not keep insertion order)."""
+    return dict(sorted(value.items()))
+
+
 class StageRow(Record):
     stage: str
     round: int
     status: str
     notes: dict[str, Any]
+
+    _notes = field_validator("notes")(sorted_keys)
 
 
 class PlanAppendix(Record):
@@ -225,6 +233,8 @@ class DiffAppendix(Record):
     against_run: str = ""
     summary: dict[str, int] = Field(default_factory=dict)
     entries: list[str] = Field(default_factory=list)
+
+    _summary = field_validator("summary")(sorted_keys)
 
 
 class CheckFinding(Record):

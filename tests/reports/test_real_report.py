@@ -8,6 +8,8 @@ twice through the web; the bundle verifies, and forged copies of it do not.
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.urls import reverse
@@ -91,6 +93,10 @@ def test_it_exports_every_format_twice_identically_and_proves_the_bundle(
         assert (first.status_code, second.status_code) == (200, 200), (fmt, first.content[:300])
         assert first.content == second.content, fmt
         downloads[fmt] = first.content
+
+    # What users download is, byte for byte, what the stage proved before saving.
+    checked = run.checkpoints.get(stage=RunState.SYNTHESIZING).cursor["exports"]
+    assert checked == {fmt: hashlib.sha256(data).hexdigest() for fmt, data in downloads.items()}
 
     bundle = tmp_path / "bundle.zip"
     bundle.write_bytes(downloads["zip"])

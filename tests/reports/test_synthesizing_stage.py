@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from research import runner
@@ -12,7 +14,8 @@ from research.stages import synthesize
 from research.stages.base import StageContext
 from review import reports, services
 from review.models import Report
-from tests.reports.conftest import claim_from_source
+from tests.factories import make_run
+from tests.reports.conftest import APPROVED, claim_from_source
 
 pytestmark = pytest.mark.django_db
 
@@ -38,6 +41,7 @@ def test_it_builds_the_report_in_the_stage_and_ends_the_run_done(scene, run, rev
     assert cp.notes["report"] == "version 1 (extractive)"
     assert cp.counters["claims"] == 2 and cp.counters["pdf_bytes"] > 1000
     assert cp.cursor["report"] == str(report.code)
+    assert set(cp.cursor["exports"]) == set(reports.FORMATS)
     assert not report.exports.exists()  # the stage's own export check records no download
 
 
@@ -88,3 +92,19 @@ def test_it_keeps_the_reviewed_run_when_the_build_crashes(scene, run, reviewer, 
     assert cp.notes["report"] == "not built: RuntimeError: Chromium vanished"
     assert not Report.objects.exists()
     assert services.gate_status(run).open  # decisions intact: build again when fixed
+
+
+def test_it_proves_the_very_bytes_later_downloads_get(scene, plan, run, sub, reviewer, author):
+    """A re-run's report (Appendix E has a diff summary) renders the same after its
+    document's trip through Postgres as when the stage checked it."""
+    rerun = make_run(plan, previous_run=run)
+    claim = claim_from_source(rerun, APPROVED[0], title="Aspirin trial again", sub=sub)
+    services.do_approve_claim(reviewer, claim, claim.version)
+    requested(rerun, reviewer)
+    assert runner.step(rerun.code).state == RunState.DONE
+    report = rerun.reports.get()
+    assert reports.report_document(report).appendix_e.summary
+    checked = rerun.checkpoints.get(stage=RunState.SYNTHESIZING).cursor["exports"]
+    for fmt, sha in checked.items():
+        data = reports.do_export_report(report, fmt, author).data
+        assert hashlib.sha256(data).hexdigest() == sha, fmt
