@@ -698,7 +698,7 @@ def run_decisions(run: Run) -> QuerySet[ReviewDecision]:
     """The run's audit trail, oldest first."""
     return (
         ReviewDecision.objects.filter(claim__run=run)
-        .select_related("reviewer", "claim")
+        .select_related("reviewer", "claim", "carried_from__claim")
         .order_by("created_at", "pk")
     )
 

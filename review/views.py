@@ -190,7 +190,9 @@ def _render_claim(
             "shadow", "verifier", "pk"
         ),
         "counter": counter_summary(counter_record(claim)),
-        "decisions": claim.decisions.select_related("reviewer").order_by("created_at", "pk"),
+        "decisions": claim.decisions.select_related("reviewer", "carried_from__claim").order_by(
+            "created_at", "pk"
+        ),
         "narrowing": services.last_narrowing(claim),
         "approve_refusal": services.approval_refusal(
             claim, request.user, services.gate_policy(plan)

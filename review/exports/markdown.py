@@ -186,7 +186,8 @@ def _appendix_c(doc: ReportDocument) -> str:
             d.reviewer,
             d.action
             + (" (text narrowed)" if d.text_changed else "")
-            + (f" (override of {d.override})" if d.override else ""),
+            + (f" (override of {d.override})" if d.override else "")
+            + (f" (carried over from decision {d.carried_from})" if d.carried_from else ""),
             d.claim,
             d.reason_code,
             d.reason,

@@ -99,6 +99,7 @@ def test_it_needs_no_decision_when_plan_and_library_are_unchanged(first, author,
     assert [c.text for c in reports.report_document(new).claims] == texts
     audit = reports.report_document(new).appendix_c
     assert audit and all(row.carried_from for row in audit)
+    assert f"(carried over from decision {audit[0].carried_from})" in new.markdown
 
 
 def test_it_asks_for_review_only_where_a_changed_source_is_the_evidence(first, author, reviewer):

@@ -141,3 +141,16 @@ def test_it_links_the_stored_diff_from_the_run_page(client, author, plan, run, r
     page = client.get(reverse("review-diff-runs", args=[rerun.code])).content.decode()
     assert 'id="diff-carried"' in page and A in page and "approve" in page
     assert "None: every claim keeps its earlier decision." in page
+
+
+def test_it_shows_carried_decisions_in_the_audit_trail_and_on_the_claim(
+    client, author, plan, run, reviewed
+):
+    rerun, new = rerun_of(plan, run, reviewed)
+    carry(rerun)
+    client.force_login(author)
+    audit = client.get(reverse("review-show-audit", args=[rerun.code])).content.decode()
+    assert audit.count("carried over from") == 3
+    page = client.get(new["a"].get_absolute_url()).content.decode()
+    assert "Carried over unchanged from" in page
+    assert reviewed["claims"]["a"].get_absolute_url() in page
