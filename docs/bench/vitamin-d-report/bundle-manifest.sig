@@ -1,0 +1,1 @@
+hsqt82cLGRn6rjOsYooFDeS1d4/mLvKWdhDRh+1pfVAnRhEqzqmcw8CsZDs1vk2D6d1wgtfW6M5tquZ6YbfKCQ==
