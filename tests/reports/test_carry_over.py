@@ -16,6 +16,7 @@ from review import services as review
 from review.diff import CarryOver, NeedsReview
 from review.models import Action, ReviewDecision
 from review.rundiffs import stored_record
+from tests.factories import add_member
 from tests.reports.library import ABSTRACTS, ingest_long_library, vitamin_d_plan
 from tests.research.fixtures import fixture_document
 
@@ -65,7 +66,7 @@ def states(run: Run) -> list[tuple[str, str, str]]:
 def first(author, reviewer) -> Run:
     library = ingest_long_library(LIBRARY)
     plan = services.do_create_plan(author, parse_plan(vitamin_d_plan()), library=library)
-    plan.members.add(reviewer, through_defaults={"role": "reviewer"})
+    add_member(plan, reviewer)
     run = start_run(author, plan)
     assert not hasattr(run, "diff") or run.diff is None  # the plan's first run
     review_with_a_narrowing(run, reviewer)

@@ -20,6 +20,7 @@ from research.models import Run, RunState
 from research.pipeline.records import parse_plan
 from review import reports
 from review import services as review
+from tests.factories import add_member
 from tests.reports.bundles import bundle_problems, remanifest, write_zip, zip_text
 from tests.reports.library import ingest_long_library, vitamin_d_plan
 from tests.reports.test_bundle import forge_text
@@ -46,7 +47,7 @@ def reviewed_run(author, reviewer) -> tuple[Run, list[Claim], list[Claim]]:
     plan = services.do_create_plan(
         author, parse_plan(vitamin_d_plan()), library=ingest_long_library()
     )
-    plan.members.add(reviewer, through_defaults={"role": "reviewer"})
+    add_member(plan, reviewer)
     run = runner.run_to_end(services.check_start_run(author, plan, 1).code)
     assert run.state == RunState.AWAITING_REVIEW
     approved, rejected = review_everything(run, reviewer)
