@@ -17,6 +17,7 @@ from review import services as review_services
 from review.diff import RunDiffRecord, previous_run
 from review.diff import diff_runs as compute_diff
 from review.exports.markdown import APPENDIX_TITLES
+from review.exports.records import UnsupportedDocument
 from review.models import RunDiff
 from review.rundiffs import stored_record
 from review.signing import key_id, key_path, public_key_b64, public_key_pem, signing_public_key
@@ -50,9 +51,14 @@ def create_report(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
 @require_GET
 def show_report(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
     report = reports.get_report_for_user(request.user, code)
+    try:
+        doc, unreadable = reports.report_document(report), ""
+    except UnsupportedDocument as exc:  # built by older code: say so, lose nothing
+        doc, unreadable = None, str(exc)
     context = {
         "report": report,
-        "doc": report.outline,
+        "doc": doc,
+        "unreadable": unreadable,
         "versions": reports.run_reports(report.run),
         "formats": reports.FORMATS,
         "appendix_titles": APPENDIX_TITLES,

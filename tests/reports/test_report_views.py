@@ -135,3 +135,17 @@ def test_it_shows_the_run_diff(client, author, plan, run, scene):
     other = make_run(make_plan(author, question="Another plan?"))
     assert client.get(first, {"against": str(other.code)}).status_code == 404
     assert client.get(first, {"against": "not-a-uuid"}).status_code == 404
+
+
+@pytest.mark.django_db
+def test_it_says_so_when_a_stored_document_is_of_another_format(client, author, report):
+    from review.models import Report
+
+    Report.objects.filter(pk=report.pk).update(outline={"format": "evidence-bureau-report/1"})
+    client.force_login(author)
+    page = client.get(report.get_absolute_url())
+    assert page.status_code == 200
+    assert "This version cannot be shown" in page.content.decode()
+    response = client.get(reverse("review-export-report", args=[report.code, "md"]))
+    assert response.status_code == 409
+    assert "build a new report version" in response.content.decode()
