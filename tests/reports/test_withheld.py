@@ -62,6 +62,29 @@ def test_it_never_exports_a_variant_of_a_rejected_claims_wording(
         rationale=f'The refute pool contradicts "{quoted}" (two trials).',
     )
     services.do_reject_claim(reviewer, rejected, rejected.version, "other", f"{quoted} — no.")
+    assert_no_variant_exported(run, author, quoted)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_it_never_exports_a_variant_of_an_unreviewed_claims_wording(
+    run, sub, reviewer, author, variant
+):
+    quoted = VARIANTS[variant]
+    claim_from_source(
+        run,
+        REJECTED,
+        title="Nursing home trial",
+        sub=sub,
+        rationale=f'The support pool says "{quoted}" (one trial).',
+    )  # left unreviewed: the gate is open, the claim is not reported
+    # The approving reviewer's note (Appendix C) quotes the unreviewed claim.
+    approved = claim_from_source(run, APPROVED[0], title="Aspirin trial", sub=sub)
+    services.do_approve_claim(reviewer, approved, approved.version, f"Unlike: {quoted}")
+    assert_no_variant_exported(run, author, quoted)
+
+
+def assert_no_variant_exported(run, author, quoted: str) -> None:
     report = reports.do_build_report(run, author)
     texts = exported_texts(report, author)  # every format exports (no refusal)
     core = words(quoted).removeprefix("context ").removesuffix(" perc")
