@@ -212,6 +212,9 @@ def _render_claim(
     for name, form in (forms or {}).items():
         context[name] = form
         context["open_form"] = name
+    if context["override"] and not context["approve_refusal"]:
+        # The browser asks for the reason before posting; the "a" key focuses the field.
+        context["approve_form"].fields["note"].widget.attrs["required"] = True
     _refresh_versions(context, claim.version)
     return render(request, "review/claim.html", context, status=status)
 

@@ -1,5 +1,7 @@
 // Keyboard shortcuts for the review pages: an element with data-shortcut="<key>" is
-// clicked when the key is pressed (a <details> opens and focuses its first field).
+// clicked when the key is pressed (a <details> opens and focuses its first field; a
+// submit button whose form still lacks a required field, such as an override's reason,
+// focuses that field instead of posting).
 // Inside a field, Ctrl/Cmd+Enter submits its form and Escape leaves the field.
 (function () {
   "use strict";
@@ -13,7 +15,12 @@
       el.open = true;
       var field = el.querySelector("textarea, select, input:not([type=hidden])");
       if (field) field.focus();
-    } else if (!el.disabled) {
+    } else if (el.disabled) {
+      return;
+    } else if (el.form && !el.form.checkValidity()) {
+      var missing = el.form.querySelector(":invalid");
+      if (missing) missing.focus();
+    } else {
       el.click();
     }
   }

@@ -46,6 +46,8 @@ def test_it_shares_a_plan_with_a_reviewer_who_reviews_while_an_outsider_gets_404
     page.click(f"text={plan.question}")
     assert "You are a reviewer of this plan" in page.inner_text("#members")
     page.goto(base + claim.get_absolute_url())
+    # The claim is UNCERTAIN: approving it is an override and needs a written reason.
+    page.fill("#approve-form textarea[name=note]", "Two trials in the library report it.")
     with page.expect_navigation():
         page.click("#approve-form button[type=submit]")
     claim.refresh_from_db()

@@ -119,7 +119,12 @@ def test_it_works_through_the_queue_with_the_keyboard(live_server, browser_page,
     assert page.locator("#pool-support img").count() == 0
     assert page.inner_text("#pool-support mark") == "coffee improved reaction time in adults"
 
-    press(page, "a", str(last.code))
+    # Approving an UNCERTAIN claim is an override: "a" asks for the reason first.
+    press(page, "a")
+    assert page.evaluate("document.activeElement.name") == "note"
+    assert "Approve as override" in page.inner_text("#approve-form button")
+    page.keyboard.type("The trial quote states it; the hostile markup is the page's, not ours.")
+    press(page, "Control+Enter", str(last.code))
     press(page, "a", reverse("review-show-ledger", args=[run.code]))
     assert page.inner_text("#gate .gate-state") == "open"
     assert "synthesis may start" in page.inner_text("#gate")
@@ -132,7 +137,7 @@ def test_it_works_through_the_queue_with_the_keyboard(live_server, browser_page,
         "Narrow",
         "Approve",
         "Reject",
-        "Approve",
+        "Approve override of UNCERTAIN",
         "Approve",
     ]
     assert set(page.locator("#audit td.actor").all_inner_texts()) == {"reviewer"}

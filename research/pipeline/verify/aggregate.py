@@ -16,8 +16,11 @@ the verdict would have been with them, but they never change the verdict.
    or above ``min_contradict_score``, and — for a check family's contradiction, whose
    score is not calibrated — a judging family that contradicts the same passage too.
    A contradiction missing any of these is a
-   *possible contradiction*: the claim cannot PASS on that passage, the passage is shown
-   with its score, and the claim is flagged — but it does not FAIL.
+   *possible contradiction*: the claim cannot PASS (it is UNCERTAIN, as the issue's
+   "everything weaker is UNCERTAIN" says — support elsewhere does not outvote an on-topic
+   conflict nobody has weighed yet), the passage is shown with its score, and the claim is
+   flagged — but it does not FAIL. A quote about something else, or one on a passage a
+   judging family finds stating the claim, is set aside and blocks nothing.
 3. PASS needs a quorum (seed 003): at least ``quorum`` distinct judging families support
    the claim with admitted verbatim quotes, *every* judging family that ran supports it
    (one that abstains, says insufficient or unverifiable, or was configured and failed,
@@ -427,6 +430,23 @@ def _pass_or_hold(
         _set(verdict, Status.UNCERTAIN, top, _no_support_reason(tally, by_id))
         return
     best = max((v for fams in usable.values() for v in fams.values()), key=lambda v: v.score)
+    if tally.possible:
+        eid, (vote, why) = max(tally.possible.items(), key=lambda kv: kv[1][0].score)
+        _set(
+            verdict,
+            Status.UNCERTAIN,
+            best.score,
+            f"UNCERTAIN: possible contradiction, not credible enough to FAIL ({why}), "
+            f"but it blocks PASS until a reviewer weighs it: {_cite(vote)}. Supported by "
+            f"{', '.join(sorted(supporters))} on {len(usable)} other passage(s)."
+            + "".join(
+                f" Also a possible contradiction on evidence {other} ({w}): "
+                f"{v.verifier} ({v.score:.2f})."
+                for other, (v, w) in sorted(tally.possible.items())
+                if other != eid
+            ),
+        )
+        return
     missing = sorted((tally.ran | set(verdict.unavailable)) - supporters)
     if missing or len(supporters) < cfg.quorum:
         _set(
