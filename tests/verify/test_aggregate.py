@@ -290,6 +290,30 @@ def test_it_does_not_fail_on_a_lexical_check_alone():
     assert aggregate(CLAIM, [refute], [rules, learned]).status == Status.FAIL
 
 
+def test_it_fails_when_two_families_find_the_same_explicit_conflict():
+    refute = item("r1", REFUTE_TEXT, PoolName.REFUTE)
+    rules = vote(CLAIM, refute, "contradicts", REFUTE_QUOTE, family="rules", verifier="rules")
+    unsure = vote(CLAIM, refute, "contradicts", REFUTE_QUOTE, score=0.3)
+    # Each alone is only a possible contradiction: a lexical check, a low confidence.
+    for alone in ([rules], [unsure]):
+        assert aggregate(CLAIM, [refute], alone).status != Status.FAIL
+    both = aggregate(CLAIM, [refute], [rules, unsure])
+    assert both.status == Status.FAIL
+    assert both.relations == {"r1": "contradicts"}
+    assert "negation conflict" in both.rationale
+    strict = AggregateConfig(corroborated_contradictions=False)
+    held = aggregate(CLAIM, [refute], [rules, unsure], config=strict)
+    assert held.status == Status.UNCERTAIN
+    assert Flag.POSSIBLE_CONTRADICTION in held.flags
+    # Agreement never makes the claim's own source a contradiction.
+    anchor = item("a1", REFUTE_TEXT, anchor=True)
+    on_anchor = [
+        vote(CLAIM, anchor, "contradicts", REFUTE_QUOTE, family="rules", verifier="rules"),
+        vote(CLAIM, anchor, "contradicts", REFUTE_QUOTE, score=0.3),
+    ]
+    assert aggregate(CLAIM, [anchor], on_anchor).status == Status.UNCERTAIN
+
+
 def test_it_does_not_fail_a_claim_about_another_group():
     claim = ClaimInput("c1", "Aspirin reduces fever in adults without diabetes.")
     quote = "Aspirin did not reduce fever in adults with diabetes."

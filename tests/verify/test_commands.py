@@ -119,9 +119,29 @@ def test_it_trains_reproducibly_and_benchmarks_with_the_contract_keys(tmp_path):
     assert 0.0 <= got["macro_f1"] <= 1.0 and got["claims_per_min"] > 0
     detail = json.loads((tmp_path / "bench.json").read_text())
     assert detail["out_of_fold"] is True and len(detail["details"]) == 18
+    # The figures say which families judged them (and which did not run, and why).
+    assert "coverage (counted)" in out.getvalue() and "rules (check)" in out.getvalue()
+    assert detail["families"]["nli"].startswith("not configured") and detail["quorum"] == 2
 
 
 def test_it_refuses_a_split_the_data_does_not_have(tmp_path):
     write_scifact(tmp_path)
     with pytest.raises(CommandError, match="claims_dev.jsonl"):
         call_command("bench_verification", scifact=tmp_path, split="dev", oracle=True)
+
+
+def test_it_scores_the_out_of_domain_claims_against_their_own_articles(tmp_path):
+    # Open retrieval would search a SciFact library for claims about central banks: the
+    # fixture articles are in no library, so --out-of-domain is always oracle.
+    out = io.StringIO()
+    call_command(
+        "bench_verification",
+        out_of_domain=True,
+        json=tmp_path / "ood.json",
+        stdout=out,
+        stderr=io.StringIO(),
+    )
+    detail = json.loads((tmp_path / "ood.json").read_text())
+    assert detail["oracle"] is True and detail["split"] == "dev"
+    assert detail["claims"] == 76
+    assert all(d["evidence"] >= 1 for d in detail["details"])

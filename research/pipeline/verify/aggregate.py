@@ -12,9 +12,12 @@ the verdict would have been with them, but they never change the verdict.
    (:func:`credibility`): from a source other than the claim's own anchor passage, on a
    passage no judging family finds stating the claim, quoting a sentence about the same
    thing (the claim's subject and object terms), with an explicit conflict a reviewer can
-   see (negation, direction, number, antonym, "no effect"), a calibrated confidence at
-   or above ``min_contradict_score``, and — for a check family's contradiction, whose
-   score is not calibrated — a judging family that contradicts the same passage too.
+   see (negation, direction, number, antonym, "no effect"), and either a calibrated
+   confidence at or above ``min_contradict_score`` or *two families* finding the conflict:
+   the lexical check (``rules``) and a judging family that itself votes ``contradicts``
+   on the same subject and outcome there (the quorum idea of seed 003, applied to
+   contradictions: two families with different failure modes agreeing). A check
+   family's contradiction alone (its score is not calibrated) is never credible.
    A contradiction missing any of these is a
    *possible contradiction*: the claim cannot PASS (it is UNCERTAIN, as the issue's
    "everything weaker is UNCERTAIN" says — support elsewhere does not outvote an on-topic
@@ -94,6 +97,10 @@ class AggregateConfig:
     # The quote of a contradiction must share this share of the claim's content stems;
     # below it the passage is about something else and the vote is set aside.
     min_contradict_coverage: float = 0.5
+    # A judging family's contradiction below ``min_contradict_score`` is still credible
+    # when the check family independently finds an explicit conflict on the same passage
+    # (two families agree); off: only the calibrated confidence counts.
+    corroborated_contradictions: bool = True
     recent_days: int = 365
     min_independent: int = 2
     low_quality_types: frozenset[str] = frozenset({"news", "other"})
@@ -196,14 +203,17 @@ def _tally(
     anchor_sources = {i.source_key or i.evidence_id for i in by_id.values() if i.anchor}
     # Passages a judging family contradicts on a quote about the claim's subject and
     # outcome: only these can corroborate a check family's (uncalibrated) contradiction.
+    # With ``corroborated_contradictions`` the judging family's own vote is enough (two
+    # families agree); without, it must also reach the credible calibrated confidence.
     judged = {
         v.evidence_id
         for v in votes
         if v.verdict == VoteVerdict.CONTRADICTS
         and cfg.judging(v.family)
-        and v.score >= cfg.min_contradict_score
+        and (cfg.corroborated_contradictions or v.score >= cfg.min_contradict_score)
         and same_subject_and_object(claim.text, v.quote)
     }
+    readings: list[tuple[Vote, str, bool]] = []
     for vote in votes:
         if vote.verdict != VoteVerdict.CONTRADICTS:
             continue
@@ -216,6 +226,15 @@ def _tally(
                 "outcome there)",
                 True,
             )
+        readings.append((vote, why, flagged))
+    # Two families agree: the check family's explicit conflict is credible on a passage
+    # a judging family contradicts, and that judging vote is credible with it.
+    confirmed = {
+        vote.evidence_id for vote, why, _ in readings if not why and not cfg.judging(vote.family)
+    }
+    for vote, why, flagged in readings:
+        if why.startswith(LOW_CONFIDENCE) and vote.evidence_id in confirmed:
+            why = ""
         if not why:
             tally.contradict.setdefault(vote.evidence_id, []).append(vote)
         elif flagged:
@@ -260,11 +279,14 @@ def credibility(
         return "no explicit conflict (negation, direction, number, antonym) in the quote", True
     if vote.score < cfg.min_contradict_score:
         return (
-            f"confidence {vote.score:.2f} is below the credible level "
+            f"{LOW_CONFIDENCE} {vote.score:.2f} is below the credible level "
             f"{cfg.min_contradict_score:.2f}",
             True,
         )
     return "", False
+
+
+LOW_CONFIDENCE = "confidence"
 
 
 _WITH = re.compile(r"\b(with|without)\b((?:\s+[\w\-]+){1,4})", re.IGNORECASE)
