@@ -304,5 +304,6 @@ BUNDLE_SIGNING_KEY = Path(
     envstr("BUNDLE_SIGNING_KEY") or str(BASE_DIR / ".data" / "signing" / "bundle-ed25519.pem")
 )
 SEARCH_TIMEOUT_S = envfloat("SEARCH_TIMEOUT_S", 15.0)
-SEARCH_MAX_ATTEMPTS = envint("SEARCH_MAX_ATTEMPTS", 3, minimum=1)
-SEARCH_BACKOFF_S = envfloat("SEARCH_BACKOFF_S", 1.0)
+# The one retry policy of HTTP calls (search APIs, page fetches, LLM): research.providers.retry
+HTTP_MAX_ATTEMPTS = envint("HTTP_MAX_ATTEMPTS", 3, minimum=1)
+HTTP_BACKOFF_S = envfloat("HTTP_BACKOFF_S", 1.0)

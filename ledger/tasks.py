@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 
-from procrastinate import RetryStrategy
 from procrastinate.contrib.django import app
 
+from config.procrastinate import TASK_RETRY
 from ledger.services.ingest import summarize
 from ledger.services.uploads import INGEST_QUEUE, INGEST_TASK, do_ingest_uploads
 
@@ -16,7 +16,7 @@ logger = logging.getLogger(__name__)
 @app.task(
     name=INGEST_TASK,
     queue=INGEST_QUEUE,
-    retry=RetryStrategy(max_attempts=3, wait=5),
+    retry=TASK_RETRY,
 )
 def ingest_uploads(batch: str) -> None:
     """Ingest one upload batch; a retry resumes with the uploads still unfinished."""

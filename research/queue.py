@@ -20,7 +20,7 @@ ADVANCE_TASK = "research.advance_run"
 RUN_QUEUE = "runs"
 
 
-def schedule_step(run: Run, delay_s: int = 0) -> None:
+def schedule_step(run: Run) -> None:
     """Enqueue the next step of a run (inside the caller's transaction).
 
     ``lock`` keeps two steps of one run from running at once; ``queueing_lock`` keeps
@@ -28,8 +28,6 @@ def schedule_step(run: Run, delay_s: int = 0) -> None:
     """
     key = f"run:{run.code}"
     options: dict[str, Any] = {"queue": RUN_QUEUE, "lock": key, "queueing_lock": key}
-    if delay_s:
-        options["schedule_in"] = {"seconds": delay_s}
     try:
         app.configure_task(ADVANCE_TASK, **options).defer(run_code=str(run.code))
     except AlreadyEnqueued:

@@ -11,13 +11,20 @@
 A worker that dies mid-stage leaves the checkpoint ``running`` with its cursor; the
 retried job calls :func:`step` again and the handler resumes from the cursor, writing
 only rows keyed by content hashes or unique constraints, so nothing is duplicated.
-Transient provider errors are retried with back-off; anything else fails the run with
-the error in words.
+
+Retries belong to the queue, with the one task policy (``config.procrastinate``,
+``TASK_RETRY``): a retryable provider error that escapes a stage is recorded on the
+stage's checkpoint (its error and a ``retries`` note, shown on the run page) and raised
+as :class:`StageRetry`, so procrastinate runs the step again after the policy's wait;
+on the policy's last attempt the run fails instead, in words, with the attempts made.
+Anything else (a permanent error, a bug) fails the run at once with the error in words.
+HTTP calls retry on their own, below this (``research.providers.retry``).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +33,7 @@ from uuid import UUID
 from django.db import transaction
 from django.utils import timezone
 
+from config.procrastinate import TASK_RETRY
 from research.models import TERMINAL_STATES, Run, RunState, StageStatus
 from research.pipeline.records import parse_plan
 from research.progress import publish_run_progress
@@ -59,8 +67,6 @@ from research.stages.base import RunCancelled, StageContext, StageFailed, WallTi
 
 logger = logging.getLogger(__name__)
 
-MAX_ATTEMPTS = 3
-RETRY_DELAYS_S = (5, 30, 120)
 # The pipeline stops here and waits for people; "Build report" moves it to synthesizing.
 WAITING_STATES = {RunState.AWAITING_REVIEW}
 STAGE_LABELS: dict[str, str] = {
@@ -76,19 +82,22 @@ STAGE_LABELS: dict[str, str] = {
 }
 
 
+class StageRetry(Exception):
+    """A stage failed in a way that may pass; the queue runs the step again (TASK_RETRY)."""
+
+
 @dataclass(frozen=True)
 class StepResult:
-    """What :func:`step` did: ``again`` asks for another step after ``delay_s``."""
+    """What :func:`step` did: ``again`` asks for another step."""
 
     state: str
     again: bool
-    delay_s: int = 0
 
 
-Schedule = Callable[[Run, int], None]
+Schedule = Callable[[Run], None]
 
 
-def _no_schedule(run: Run, delay_s: int) -> None:
+def _no_schedule(run: Run) -> None:
     return None
 
 
@@ -167,8 +176,14 @@ def current_round(run: Run) -> int:
     return int(run.counters.get("round", 0))
 
 
-def step(run_code: UUID | str, schedule: Schedule = _no_schedule) -> StepResult:
-    """Run the current state's handler once and move the run on (see module docstring)."""
+def step(
+    run_code: UUID | str, schedule: Schedule = _no_schedule, *, attempt: int = 0
+) -> StepResult:
+    """Run the current state's handler once and move the run on (see module docstring).
+
+    ``attempt`` is how many times the queue already ran this step (procrastinate's
+    ``job.attempts``); it decides whether a retryable failure is retried or ends the run.
+    """
     run = Run.objects.select_related("plan_version__plan").get(code=run_code)
     if run.is_terminal or run.state in WAITING_STATES:
         return StepResult(run.state, again=False)
@@ -189,8 +204,8 @@ def step(run_code: UUID | str, schedule: Schedule = _no_schedule) -> StepResult:
     except WallTimeExhausted:
         return _out_of_time(ctx, schedule)
     except ProviderError as exc:
-        if not exc.permanent and cp.attempts < MAX_ATTEMPTS:
-            return _retry_later(ctx, f"attempt {cp.attempts} failed: {exc}", schedule)
+        if not exc.permanent:
+            return _retry_or_fail(ctx, exc, attempt)
         return _end(ctx, RunState.FAILED, StageStatus.FAILED, error=_words(ctx, exc))
     except StageFailed as exc:
         return _end(ctx, RunState.FAILED, StageStatus.FAILED, error=_words(ctx, exc))
@@ -221,7 +236,7 @@ def _advance(ctx: StageContext, target: str, schedule: Schedule) -> StepResult:
         refresh_counts(run)
         again = not stops
         if again:
-            schedule(run, 0)
+            schedule(run)
         publish_run_progress(run.code)
     return StepResult(run.state, again=again)
 
@@ -243,14 +258,18 @@ def _end(
     return StepResult(run.state, again=False)
 
 
-def _retry_later(ctx: StageContext, message: str, schedule: Schedule) -> StepResult:
-    cp = ctx.checkpoint
-    delay = RETRY_DELAYS_S[min(cp.attempts, len(RETRY_DELAYS_S)) - 1]
+def _retry_or_fail(ctx: StageContext, exc: ProviderError, attempt: int) -> StepResult:
+    """Record the failed attempt and hand the step back to the queue, or fail the run."""
+    delay = TASK_RETRY.delay_s(attempt)
+    if delay is None:
+        words = f"{_words(ctx, exc)} (gave up after {attempt + 1} attempts of the stage)"
+        return _end(ctx, RunState.FAILED, StageStatus.FAILED, error=words)
+    message = f"attempt {attempt + 1} failed: {exc}; the queue runs the stage again in {delay} s"
     with transaction.atomic():
-        do_retry_checkpoint(cp, f"{message}; retrying in {delay} s")
-        schedule(ctx.run, delay)
+        do_retry_checkpoint(ctx.checkpoint, message)
+        ctx.note("retries", message)
         publish_run_progress(ctx.run.code)
-    return StepResult(ctx.run.state, again=True, delay_s=delay)
+    raise StageRetry(message) from exc
 
 
 def _out_of_time(ctx: StageContext, schedule: Schedule) -> StepResult:
@@ -275,21 +294,33 @@ def _jump(ctx: StageContext, target: str, schedule: Schedule) -> StepResult:
             do_skip_checkpoint(run, state, ctx.round, "wall time")
         do_transition(run, target)
         refresh_counts(run)
-        schedule(run, 0)
+        schedule(run)
         publish_run_progress(run.code)
     return StepResult(run.state, again=True)
 
 
-def run_to_end(run_code: UUID | str, *, on_step: Callable[[StepResult], None] | None = None) -> Run:
-    """Drive a run synchronously through the same handlers (the ``runplan`` command)."""
-    import time
+def run_to_end(
+    run_code: UUID | str,
+    *,
+    on_step: Callable[[StepResult], None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Run:
+    """Drive a run synchronously through the same handlers (the ``runplan`` command).
 
+    A step that raises :class:`StageRetry` is run again after the task policy's wait, as
+    the queue would.
+    """
+    attempt = 0
     while True:
-        result = step(run_code)
+        try:
+            result = step(run_code, attempt=attempt)
+        except StageRetry:
+            sleep(TASK_RETRY.delay_s(attempt) or 0)
+            attempt += 1
+            continue
+        attempt = 0
         if on_step:
             on_step(result)
         if not result.again:
             break
-        if result.delay_s:
-            time.sleep(result.delay_s)
     return Run.objects.get(code=run_code)

@@ -6,29 +6,29 @@ import logging
 
 from django.conf import settings
 from django.db import close_old_connections
-from procrastinate import RetryStrategy
+from procrastinate import JobContext
 from procrastinate.contrib.django import app
 
+from config.procrastinate import TASK_RETRY
 from research.queue import ADVANCE_TASK, RUN_QUEUE, schedule_step
 
 logger = logging.getLogger(__name__)
 
 
-@app.task(
-    name=ADVANCE_TASK,
-    queue=RUN_QUEUE,
-    # Infrastructure failures (a lost connection) only; stage errors are handled by the runner.
-    retry=RetryStrategy(max_attempts=5, wait=10),
-)
-def advance_run(run_code: str) -> None:
-    """Run the current stage of a run once; the runner enqueues the next step itself."""
+@app.task(name=ADVANCE_TASK, queue=RUN_QUEUE, retry=TASK_RETRY, pass_context=True)
+def advance_run(context: JobContext, run_code: str) -> None:
+    """Run the current stage of a run once; the runner enqueues the next step itself.
+
+    A failure is retried by the queue (``TASK_RETRY``); the runner hears how many
+    attempts came before, so the last one fails the run in words instead.
+    """
     # Imported here, not at the top: procrastinate imports every tasks module when
     # Django starts, and the web process needs none of the pipeline (about 1 s here).
     from research import runner
 
     close_old_connections()
     try:
-        runner.step(run_code, schedule=schedule_step)
+        runner.step(run_code, schedule=schedule_step, attempt=context.job.attempts)
     finally:
         close_old_connections()
 

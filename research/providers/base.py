@@ -1,17 +1,23 @@
-"""What every provider error carries: whether retrying can help."""
+"""What every provider error carries: whether retrying can help, and how often it was tried."""
 
 from __future__ import annotations
 
 
 class ProviderError(Exception):
-    """A provider failed. ``permanent=True`` means give up; False means retry may help."""
+    """A provider failed. ``permanent=True`` means give up; False means retry may help.
+
+    ``attempts`` is how many attempts the retry policy (``research.providers.retry``)
+    made before this error ended them; the words say so when there was more than one.
+    """
 
     def __init__(self, message: str, *, permanent: bool, provider: str = "") -> None:
         super().__init__(message)
         self.permanent = permanent
         self.provider = provider
+        self.attempts = 1
 
     def __str__(self) -> str:
         prefix = f"{self.provider}: " if self.provider else ""
         kind = "permanent" if self.permanent else "retryable"
-        return f"{prefix}{self.args[0]} ({kind})"
+        tries = f"; gave up after {self.attempts} attempts" if self.attempts > 1 else ""
+        return f"{prefix}{self.args[0]} ({kind}){tries}"

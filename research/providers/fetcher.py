@@ -4,8 +4,9 @@
 ``ProviderError`` subclass whose ``permanent`` flag tells the caller whether a retry
 can help: HTTP 4xx is permanent except 408 and 429; 5xx, timeouts, connection and DNS
 failures are retryable; SSRF refusals, bad URLs, redirect loops, too many redirects and
-oversized bodies are permanent. The fetcher does not retry by itself: the ingest task
-that calls it is retried by the queue on ``permanent=False``.
+oversized bodies are permanent. A retryable failure is tried again through the one HTTP
+retry policy (``research.providers.retry``, ``FetchOptions.retry``); the error that ends
+the attempts says how many were made.
 
 How each guarantee is kept:
 
@@ -38,6 +39,7 @@ import httpx
 from asgiref.sync import async_to_sync
 
 from research.providers.base import ProviderError
+from research.providers.retry import RetryPolicy, Sleep, retrying
 from research.providers.ssrf import AllowList, BlockedAddress, GuardedBackend, SSRFGuard
 
 __all__ = [
@@ -136,6 +138,7 @@ class FetchOptions:
     allowed_hosts: tuple[str, ...] = ()
     total_timeout_s: float | None = None  # None: three times timeout_s
     ca_bundle: str = ""  # PEM file of trusted CAs; '' means the certifi bundle
+    retry: RetryPolicy = RetryPolicy()  # attempts and back-off (HTTP_* settings)
 
     @classmethod
     def from_settings(cls, **overrides: Any) -> FetchOptions:
@@ -147,6 +150,7 @@ class FetchOptions:
             max_redirects=settings.FETCH_MAX_REDIRECTS,
             user_agent=settings.FETCH_USER_AGENT,
             allowed_hosts=tuple(settings.FETCH_ALLOWED_HOSTS),
+            retry=RetryPolicy.from_settings(),
         )
         return replace(options, **overrides)
 
@@ -309,13 +313,25 @@ async def fetch_url(
     *,
     options: FetchOptions | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
+    sleep: Sleep = asyncio.sleep,
 ) -> FetchResult:
     """Fetch ``url`` (GET), following up to ``max_redirects`` vetted redirects.
 
-    ``transport`` replaces the guarded network layer (tests only); every hop is still
-    vetted before it is requested.
+    A retryable failure is tried again as ``options.retry`` says. ``transport`` replaces
+    the guarded network layer (tests only); every hop is still vetted before it is
+    requested.
     """
     opts = options or FetchOptions.from_settings()
+
+    async def attempt(number: int) -> FetchResult:
+        return await _fetch_once(url, opts, transport)
+
+    return await retrying(attempt, opts.retry, sleep=sleep)
+
+
+async def _fetch_once(
+    url: str, opts: FetchOptions, transport: httpx.AsyncBaseTransport | None
+) -> FetchResult:
     guard = SSRFGuard(AllowList.parse(opts.allowed_hosts))
     try:
         async with asyncio.timeout(opts.deadline_s), _client(opts, guard, transport) as client:

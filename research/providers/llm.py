@@ -1,7 +1,9 @@
 """OpenAI-compatible chat completions over httpx (Ollama, vLLM, llama.cpp, OpenAI).
 
 Never required: ``LLMClient.from_settings()`` returns None when no endpoint is set, and
-callers fall back to their deterministic offline path, saying so in the run record.
+callers fall back to their deterministic offline path, saying so in the run record. A
+retryable failure (timeout, transport error, 429, 5xx) is tried again through the one
+HTTP retry policy (``research.providers.retry``, ``LLMConfig.retry``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 import httpx
 
 from research.providers.base import ProviderError
+from research.providers.retry import RetryPolicy, retrying_sync
 
 
 class LLMError(ProviderError):
@@ -27,6 +30,7 @@ class LLMConfig:
     timeout_s: float = 60.0
     temperature: float = 0.0
     seed: int = 0
+    retry: RetryPolicy = RetryPolicy()  # attempts and back-off (HTTP_* settings)
 
 
 class LLMClient:
@@ -52,6 +56,7 @@ class LLMClient:
                 model=settings.LLM_MODEL,
                 api_key=settings.LLM_API_KEY,
                 timeout_s=settings.LLM_TIMEOUT_S,
+                retry=RetryPolicy.from_settings(),
             )
         )
 
@@ -69,6 +74,10 @@ class LLMClient:
         }
         if json_mode:
             payload["response_format"] = {"type": "json_object"}
+        return retrying_sync(lambda number: self._post(payload), self.config.retry)
+
+    def _post(self, payload: dict[str, Any]) -> str:
+        """One attempt at a chat completion."""
         try:
             response = self._client.post("/chat/completions", json=payload)
         except httpx.TimeoutException as exc:

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import logging
-import time
 
 from django.db.models import Min, QuerySet
 
@@ -22,7 +21,7 @@ from ledger.services.library import do_get_web_capture_library
 from ledger.services.search_hits import do_link_hits_to_source
 from ledger.services.sparse_index import sync_sparse_index
 from research.models import RunState, StageCheckpoint
-from research.providers.fetcher import FetchResult, fetch_url_sync
+from research.providers.fetcher import fetch_url_sync
 from research.stages.base import RunCancelled, StageContext, WallTimeExhausted
 
 logger = logging.getLogger(__name__)
@@ -98,21 +97,18 @@ def _source_for(ctx: StageContext, canonical_id: str, pending: QuerySet[SearchHi
     return _fetch_and_ingest(ctx, hit)
 
 
-FETCH_ATTEMPTS = 3  # per URL, inside the stage: a dead link costs seconds, not the run
-FETCH_BACKOFF_S = 1.0
-
-
 def _fetch_and_ingest(ctx: StageContext, hit: SearchHit) -> int | None:
     """Fetch and ingest one hit's page; any failure is recorded on the run and skipped.
 
-    A retryable fetch failure (timeout, DNS, 5xx) is tried again here a few times with
-    a short back-off; a page that still fails, or fails to ingest, is written into the
-    checkpoint's ``errors`` (shown on the run page) and the stage goes on with the
-    next source. One bad URL never fails or retries the stage.
+    The fetcher tries a retryable failure (timeout, DNS, 5xx) again as the one HTTP
+    retry policy says (``HTTP_MAX_ATTEMPTS``, a dead link costs seconds); a page that
+    still fails, or fails to ingest, is written into the checkpoint's ``errors`` with
+    the attempts made (shown on the run page) and the stage goes on with the next
+    source. One bad URL never fails or retries the stage.
     """
     url = str(hit.record.get("url") or hit.canonical_id)
     try:
-        result = _fetch_with_retries(ctx, url)
+        result = fetch_url_sync(url)
         doc = document_from_fetch(
             result,
             label=url,
@@ -138,18 +134,6 @@ def _fetch_and_ingest(ctx: StageContext, hit: SearchHit) -> int | None:
     do_link_hits_to_source(ctx.run, hit.canonical_id, outcome.source_id)
     ctx.save_cursor(fetched=[*ctx.cursor.get("fetched", []), hit.canonical_id])
     return int(outcome.source_id)
-
-
-def _fetch_with_retries(ctx: StageContext, url: str) -> FetchResult:
-    for attempt in range(1, FETCH_ATTEMPTS + 1):
-        try:
-            return fetch_url_sync(url)
-        except Exception as exc:
-            if getattr(exc, "permanent", True) or attempt == FETCH_ATTEMPTS:
-                raise
-            ctx.safe_point()
-            time.sleep(FETCH_BACKOFF_S * 2 ** (attempt - 1))
-    raise AssertionError("unreachable")
 
 
 def _record_failure(ctx: StageContext, url: str, reason: str) -> None:

@@ -33,6 +33,7 @@ def tiny_pdf() -> bytes:
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.0"  # body ends when the connection closes
     pdf = b""
+    requests: dict[str, int] = {}  # requests seen per path (flaky, status)
 
     def log_message(self, format, *args):  # keep test output quiet
         pass
@@ -94,8 +95,20 @@ class _Handler(BaseHTTPRequestHandler):
     def route_loop(self, path, query):
         self._send(301, b"", "text/plain", {"Location": "/loop"})
 
+    def _count(self, path):
+        self.requests[path] = self.requests.get(path, 0) + 1
+        return self.requests[path]
+
     def route_status(self, path, query):
+        self._count(path)
         self._send(int(path.rsplit("/", 1)[1]), b"status page", "text/plain")
+
+    def route_flaky(self, path, query):
+        """503 for the first ``fail`` requests of this path, then the page."""
+        if self._count(path) <= int(query.get("fail", ["1"])[0]):
+            self._send(503, b"busy", "text/plain")
+        else:
+            self._send(200, PAGE_HTML, "text/html; charset=utf-8")
 
     def route_slow(self, path, query):
         time.sleep(float(query.get("s", ["2"])[0]))
@@ -117,6 +130,7 @@ class _Handler(BaseHTTPRequestHandler):
 class LocalServer:
     def __init__(self):
         _Handler.pdf = tiny_pdf()
+        _Handler.requests = {}
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]

@@ -19,12 +19,19 @@ from research.providers.fetcher import (
     fetch_url_sync,
     sniff_content_type,
 )
+from research.providers.retry import ONE_ATTEMPT, RetryPolicy
 from tests.providers.conftest import MIB, PAGE_HTML
 
 
 def _allowed(**overrides):
-    base = FetchOptions(timeout_s=2.0, max_redirects=5, allowed_hosts=("127.0.0.1",))
+    """One attempt per fetch (error classes); the retry tests below pass their policy."""
+    base = FetchOptions(
+        timeout_s=2.0, max_redirects=5, allowed_hosts=("127.0.0.1",), retry=ONE_ATTEMPT
+    )
     return replace(base, **overrides)
+
+
+QUICK_RETRIES = RetryPolicy(max_attempts=3, backoff_s=0.01)
 
 
 def test_it_fetches_a_local_html_page_when_127_0_0_1_is_allowed(local_server, settings):
@@ -139,6 +146,28 @@ def test_it_reports_a_refused_connection_as_retryable():
     with pytest.raises(ProviderError) as info:
         fetch_url_sync("http://127.0.0.1:9/", options=_allowed())
     assert info.value.permanent is False
+
+
+def test_it_fetches_a_page_that_failed_twice_on_the_third_attempt(local_server):
+    result = fetch_url_sync(
+        local_server.url("/flaky/a?fail=2"), options=_allowed(retry=QUICK_RETRIES)
+    )
+    assert result.status == 200 and result.body == PAGE_HTML
+    assert local_server.handler.requests["/flaky/a"] == 3
+
+
+def test_it_gives_up_on_a_dead_link_after_the_policys_attempts_and_says_so():
+    with pytest.raises(ProviderError) as info:
+        fetch_url_sync("http://127.0.0.1:9/", options=_allowed(retry=QUICK_RETRIES))
+    assert info.value.attempts == 3
+    assert str(info.value).endswith("(retryable); gave up after 3 attempts")
+
+
+def test_it_never_fetches_a_missing_page_twice(local_server):
+    with pytest.raises(FetchHTTPError) as info:
+        fetch_url_sync(local_server.url("/status/404"), options=_allowed(retry=QUICK_RETRIES))
+    assert info.value.permanent and info.value.attempts == 1
+    assert local_server.handler.requests["/status/404"] == 1
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from config.procrastinate import TASK_RETRY
 from ledger.models import Claim, SearchHit
 from research import runner, services
 from research.models import InvalidTransition, Run, RunState, StageCheckpoint
@@ -255,8 +256,8 @@ def test_it_stops_collecting_when_the_wall_time_is_spent(author, library):
     assert [s for s, _, _ in stages(run)][-3:] == ["mining", "countering", "verifying"]
 
 
-def test_it_retries_a_transient_error_and_fails_a_permanent_one_in_words(
-    author, library, monkeypatch
+def test_it_hands_a_transient_error_to_the_queue_and_fails_a_permanent_one_in_words(
+    author, library, monkeypatch, client
 ):
     run = start(author, library)
     runner.step(run.code)
@@ -265,21 +266,68 @@ def test_it_retries_a_transient_error_and_fails_a_permanent_one_in_words(
         raise ProviderError("connection reset", permanent=False, provider="library")
 
     monkeypatch.setattr(adapters.LibraryAdapter, "search", flaky)
-    result = runner.step(run.code)
-    assert result.again and result.delay_s == 5
+    with pytest.raises(runner.StageRetry):
+        runner.step(run.code, attempt=0)  # the queue's first run of this step
     cp = run.checkpoints.get(stage="searching")
-    assert cp.status == "pending" and "retrying in 5 s" in cp.error
+    said = "attempt 1 failed: library: connection reset (retryable); the queue runs the stage"
+    assert cp.status == "pending" and cp.error == said + " again in 5 s"
+    assert cp.notes["retries"] == cp.error  # kept on the run page after a later success
+    client.force_login(author)
+    assert said in client.get(run.get_absolute_url()).content.decode()
 
     def broken(self, text, query_class, limit):
         raise ProviderError("index is corrupt", permanent=True, provider="library")
 
     monkeypatch.setattr(adapters.LibraryAdapter, "search", broken)
-    result = runner.step(run.code)
+    result = runner.step(run.code, attempt=1)
 
     run.refresh_from_db()
     assert result.state == RunState.FAILED
     assert run.error == "Searching failed: library: index is corrupt (permanent)"
     assert run.checkpoints.get(stage="searching").status == "failed"
+
+
+def test_it_fails_the_run_in_words_on_the_queues_last_attempt(author, library, monkeypatch):
+    run = start(author, library)
+    runner.step(run.code)
+
+    def flaky(self, text, query_class, limit):
+        raise ProviderError("connection reset", permanent=False, provider="library")
+
+    monkeypatch.setattr(adapters.LibraryAdapter, "search", flaky)
+    last = TASK_RETRY.max_retries  # the queue ran this step that many times before
+    result = runner.step(run.code, attempt=last)
+
+    run.refresh_from_db()
+    assert result.state == RunState.FAILED and not result.again
+    assert run.error == (
+        "Searching failed: library: connection reset (retryable)"
+        f" (gave up after {last + 1} attempts of the stage)"
+    )
+
+
+def test_it_waits_the_task_policys_delays_when_stepping_without_a_queue(
+    author, library, monkeypatch
+):
+    run = start(author, library)
+    runner.step(run.code)
+    original = adapters.LibraryAdapter.search
+    failures = iter([True, True])
+
+    def flaky_twice(self, text, query_class, limit):
+        if next(failures, False):
+            raise ProviderError("connection reset", permanent=False, provider="library")
+        return original(self, text, query_class, limit)
+
+    slept: list[float] = []
+    monkeypatch.setattr(adapters.LibraryAdapter, "search", flaky_twice)
+    run = runner.run_to_end(run.code, sleep=slept.append)
+
+    assert run.state == RunState.AWAITING_REVIEW, run.error
+    assert slept == [5, 25]  # TASK_RETRY: 5 s, then 25 s
+    search = run.checkpoints.get(stage="searching", round=0)
+    assert search.attempts == 3 and search.status == "done"
+    assert search.notes["retries"].startswith("attempt 2 failed")
 
 
 def test_it_refuses_an_undeclared_transition(author, library):

@@ -146,8 +146,6 @@ class DeadLinkHandler(Handler):
 def test_it_completes_a_run_with_a_dead_link_and_shows_the_failure(author, settings, client):
     import socket
 
-    from research.stages import ingest as ingest_stage
-
     with socket.socket() as closed:  # a port nobody listens on: connection refused
         closed.bind(("127.0.0.1", 0))
         DeadLinkHandler.dead_url = f"http://127.0.0.1:{closed.getsockname()[1]}/paper"
@@ -155,23 +153,25 @@ def test_it_completes_a_run_with_a_dead_link_and_shows_the_failure(author, setti
     threading.Thread(target=server.serve_forever, daemon=True).start()
     settings.SEARXNG_URL = f"http://127.0.0.1:{server.server_address[1]}"
     settings.FETCH_ALLOWED_HOSTS = ["127.0.0.1"]
-    backoff, ingest_stage.FETCH_BACKOFF_S = ingest_stage.FETCH_BACKOFF_S, 0.01
+    settings.HTTP_BACKOFF_S = 0.01  # the one HTTP retry policy, with short waits
     try:
         content = web_plan(("s1q1", "vitamin D hip fractures trial", "benchmark"))
         plan = services.do_create_plan(author, content)
         plan.refresh_from_db()
         run = services.check_start_run(author, plan, 1, enqueue=False)
-        for _ in range(5):  # queued, searching, ingesting, indexing, retrieving
-            runner.step(run.code)
+        run = runner.run_to_end(run.code)
     finally:
-        ingest_stage.FETCH_BACKOFF_S = backoff
         server.shutdown()
-    run.refresh_from_db()
-    assert run.state == RunState.MINING, run.error
+
+    assert run.state == RunState.AWAITING_REVIEW, run.error  # the run completed
+    assert run.counters["claims"] > 0
     ingest = run.checkpoints.get(stage="ingesting")
     assert ingest.attempts == 1  # the stage itself was never retried
     assert ingest.counters["admitted"] == 2
+    [reason] = ingest.cursor["errors"].values()
     assert list(ingest.cursor["errors"]) == [DeadLinkHandler.dead_url]
+    assert "ConnectError" in reason and "gave up after 3 attempts" in reason
     client.force_login(author)
     page = client.get(run.get_absolute_url()).content.decode()
     assert "1 page(s) skipped while ingesting" in page and DeadLinkHandler.dead_url in page
+    assert "gave up after 3 attempts" in page

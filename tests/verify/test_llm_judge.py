@@ -11,6 +11,7 @@ from research.pipeline.verify.aggregate import AggregateConfig
 from research.pipeline.verify.llm_judge import LLMJudge
 from research.pipeline.verify.records import ClaimInput, Status
 from research.providers.llm import LLMClient, LLMConfig
+from research.providers.retry import RetryPolicy
 
 from .helpers import SUPPORT_QUOTE, SUPPORT_TEXT, item
 
@@ -63,12 +64,17 @@ def test_it_counts_a_verbatim_judge_vote_and_sends_only_admitted_passages():
 
 
 def test_it_records_a_failing_judge_without_inventing_votes():
+    calls: list[httpx.Request] = []
+
     def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
         return httpx.Response(503)
 
-    config = LLMConfig(base_url="http://127.0.0.1:9/v1", model="down")
+    retry = RetryPolicy(max_attempts=3, backoff_s=0)
+    config = LLMConfig(base_url="http://127.0.0.1:9/v1", model="down", retry=retry)
     judge = LLMJudge(LLMClient(config, transport=httpx.MockTransport(handler)))
     verdict = verify_claim(CLAIM, [item("e1", SUPPORT_TEXT)], VerifyConfig(verifiers=(judge,)))
     assert verdict.status == Status.UNVERIFIABLE
     assert "failed" in verdict.notes["llm:down"]
     assert "HTTP 503" in verdict.unavailable["llm"]
+    assert len(calls) == 3 and "gave up after 3 attempts" in verdict.notes["llm:down"]

@@ -7,11 +7,11 @@ per (adapter, query), failures included.
 
 from __future__ import annotations
 
+from research.providers.retry import RetryPolicy
 from research.providers.search.base import SearchAdapter, SearchError, SearchRecord
 from research.providers.search.runner import (
     AdapterOutcome,
     RateLimiter,
-    RetryPolicy,
     SearchRunResult,
     enabled_adapters,
     make_client,

@@ -2,47 +2,26 @@
 
 ``run_search`` gathers one task per (adapter, query). Each task waits its adapter's
 rate limiter before every attempt, bounds each attempt with a hard timeout, and retries
-retryable errors with exponential backoff (or the server's Retry-After) up to
-``RetryPolicy.max_attempts``. Whatever happens ends in an ``AdapterOutcome``: records
-or an error with its class (permanent / retryable) and the number of attempts. Errors
-are never swallowed: they are in ``SearchRunResult.errors`` for the run record.
+retryable errors through the one HTTP retry policy (``research.providers.retry``:
+exponential backoff or the server's Retry-After, up to ``RetryPolicy.max_attempts``).
+Whatever happens ends in an ``AdapterOutcome``: records or an error with its class
+(permanent / retryable) and the number of attempts. Errors are never swallowed: they
+are in ``SearchRunResult.errors`` for the run record.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 from asgiref.sync import async_to_sync
 
+from research.providers.retry import RetryPolicy, Sleep, retrying
 from research.providers.search.base import SearchAdapter, SearchError, SearchRecord
-
-Sleep = Callable[[float], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    max_attempts: int = 3
-    backoff_s: float = 1.0  # first delay; doubles per attempt
-    max_backoff_s: float = 30.0
-
-    @classmethod
-    def from_settings(cls) -> RetryPolicy:
-        from django.conf import settings
-
-        return cls(
-            max_attempts=int(getattr(settings, "SEARCH_MAX_ATTEMPTS", 3)),
-            backoff_s=float(getattr(settings, "SEARCH_BACKOFF_S", 1.0)),
-        )
-
-    def delay(self, attempt: int, retry_after: float | None = None) -> float:
-        """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
-        wanted = retry_after if retry_after is not None else self.backoff_s * 2 ** (attempt - 1)
-        return min(wanted, self.max_backoff_s)
 
 
 class RateLimiter:
@@ -181,21 +160,17 @@ async def _run_one(
 ) -> AdapterOutcome:
     outcome = AdapterOutcome(adapter=adapter.name, query=query)
     started = time.monotonic()
-    while outcome.attempts < policy.max_attempts:
-        outcome.attempts += 1
+
+    async def attempt(number: int) -> list[SearchRecord]:
+        outcome.attempts = number
         await limiter.wait()
-        try:
-            outcome.records = await _attempt(client, adapter, query, limit)
-            outcome.error, outcome.permanent = "", None
-            break
-        except SearchError as exc:
-            outcome.error, outcome.permanent = str(exc), exc.permanent
-            if exc.permanent or outcome.attempts >= policy.max_attempts:
-                break
-            await sleep(policy.delay(outcome.attempts, exc.retry_after))
+        return await _attempt(client, adapter, query, limit)
+
+    try:
+        outcome.records = await retrying(attempt, policy, sleep=sleep)
+    except SearchError as exc:
+        outcome.error, outcome.permanent = str(exc), exc.permanent
     outcome.elapsed_s = time.monotonic() - started
-    if outcome.error and not outcome.permanent:
-        outcome.error += f" — gave up after {outcome.attempts} attempts"
     return outcome
 
 
