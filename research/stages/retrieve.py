@@ -60,7 +60,11 @@ def issued_queries(ctx: StageContext) -> list[IssuedQuery]:
 
 
 def library_ids(run: Run) -> tuple[int, ...]:
-    """The plan's library (when its owner may read it) and the plan's web captures."""
+    """The plan's library (when its owner may read it) and the plan's web captures.
+
+    Empty means the run may read no library at all, so it retrieves nothing: an empty
+    ``Filters.library_ids`` would mean *every* library to the retrieval path.
+    """
     return plan_library_ids(run.plan_version.plan)
 
 
@@ -84,6 +88,8 @@ def _retrieve(
     admitted: set[int],
     notes: dict[str, str],
 ) -> list[PooledHit]:
+    if not libraries:
+        return []
     request = RetrievalRequest(
         text=text,
         limit=PER_QUERY,
@@ -153,6 +159,8 @@ def library_retrieve(run: Run) -> Retrieve:
     ids = library_ids(run)
 
     def retrieve(text: str, k: int) -> list[EvidenceItem]:
+        if not ids:
+            return []
         request = RetrievalRequest(text=text, limit=k, filters=Filters(library_ids=ids))
         return context_items(retrieval.retrieve(request).hits)
 

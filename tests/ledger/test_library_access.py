@@ -7,7 +7,7 @@ from django.contrib.auth.models import Group
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from ledger.models import Library, LibraryMember, Source, Upload
+from ledger.models import Library, LibraryMember, Passage, Source, Upload
 from ledger.services.library import (
     can_read_library,
     can_write_library,
@@ -17,7 +17,7 @@ from ledger.services.library import (
 )
 from ledger.services.uploads import do_ingest_uploads
 from research import services
-from tests.factories import make_library, make_plan
+from tests.factories import make_library, make_plan, make_run
 
 pytestmark = pytest.mark.django_db
 
@@ -120,3 +120,21 @@ def test_it_keeps_imported_corpora_readable_by_everyone_signed_in(outsider, djan
     no_role = django_user_model.objects.create_user("norole", password="pw-norole")
     assert corpus.public and can_read_library(no_role, corpus)
     assert not can_write_library(outsider, corpus)
+
+
+def test_it_retrieves_nothing_for_a_run_whose_plan_may_read_no_library(
+    private_upload, author, outsider
+):
+    from research.stages.retrieve import library_retrieve
+
+    library, source = private_upload
+    query = "interim analysis drop in falls"
+    own = make_plan(author)
+    own.library = library
+    own.save()
+    found = library_retrieve(make_run(own))(query, 4)
+    passages = Passage.objects.filter(pk__in=[int(item.passage_id) for item in found])
+    assert set(passages.values_list("source_id", flat=True)) == {source.pk}  # findable
+    stranger = make_run(make_plan(outsider))  # no library of its own, no web captures yet
+    assert plan_library_ids(stranger.plan_version.plan) == ()
+    assert library_retrieve(stranger)(query, 4) == []  # not "every library"
