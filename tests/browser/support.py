@@ -22,6 +22,9 @@ def chromium_page(
 ) -> Iterator[object]:
     """A fresh page in headless Chromium; under CI a missing browser fails, never skips.
 
+    The test fails if the page opened a dialog or the Content-Security-Policy blocked
+    anything on it (Chromium reports each block on the console).
+
     Playwright's sync API runs an event loop in this thread, and Django refuses sync ORM
     calls from such a thread unless DJANGO_ALLOW_ASYNC_UNSAFE is set (test process only:
     tests/processes.py removes it from the servers' and workers' environments).
@@ -41,14 +44,25 @@ def chromium_page(
         page.set_default_timeout(90_000)
         if fail_on_dialog:  # hostile evidence must not be able to run alert() & co.
             page.on("dialog", lambda d: pytest.fail(f"a script opened a dialog: {d.message}"))
+        # Every page runs under the strict Content-Security-Policy: anything it blocks
+        # (an inline script or handler, a style attribute, eval) is a page that broke.
+        blocked: list[str] = []
+        page.on("console", lambda m: _note_csp_violation(m.text, blocked))
         try:
             yield page
+            if blocked:
+                pytest.fail("the Content-Security-Policy blocked: " + " | ".join(blocked))
         finally:
             context.close()
             browser.close()
             # ORM calls made beside Playwright's loop get a connection of their own; close
             # it here, or it outlives the test and blocks the test database's teardown.
             connections.close_all()
+
+
+def _note_csp_violation(text: str, blocked: list[str]) -> None:
+    if "Content Security Policy" in text:
+        blocked.append(text[:300])
 
 
 def login(page, base: str, username: str) -> None:
