@@ -151,6 +151,24 @@ if DATABASE_POOL_MAX:
         "pool": {"min_size": 1, "max_size": DATABASE_POOL_MAX, "timeout": 30},
     }
 
+# Rendered ledger and capsule parts, per process, keyed by a fingerprint of their rows
+# (review/fragments.py: a write changes the key, so nothing stale is ever served).
+# FRAGMENT_CACHE_ENTRIES=0 turns it off (every part rendered on every request).
+FRAGMENT_CACHE_ENTRIES = envint("FRAGMENT_CACHE_ENTRIES", 2000, minimum=0)
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "fragments": (
+        {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": "fragments",
+            "TIMEOUT": 3600,
+            "OPTIONS": {"MAX_ENTRIES": FRAGMENT_CACHE_ENTRIES},
+        }
+        if FRAGMENT_CACHE_ENTRIES
+        else {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}
+    ),
+}
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -11,7 +11,9 @@ from django.core.paginator import Paginator
 from django.db.models import F, QuerySet
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
 from ledger.models import Candidate, CandidateState, Claim, EvidenceLink
@@ -21,7 +23,7 @@ from research.models import Run
 from research.pipeline.counter import CounterRecord
 from research.pipeline.verify.records import PoolName
 from research.services import get_run_for_user
-from review import services
+from review import fragments, services
 from review.forms import ApproveForm, LedgerFilterForm, NarrowForm, RejectForm
 from review.shadow import DECISIONS, VERDICTS, run_agreement
 
@@ -34,27 +36,65 @@ CANDIDATE_PAGE_SIZE = 100
 
 @require_GET
 def show_ledger(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
-    run = get_run_for_user(request.user, code)
-    form = LedgerFilterForm(request.GET)
-    claims = form.apply(services.ledger_claims(run)).select_related("subquestion")
-    page = Paginator(claims, LEDGER_PAGE_SIZE).get_page(request.GET.get("page"))
-    context: dict[str, Any] = {
-        "run": run,
-        "page": page,
-        "query": _query_without(request, "page"),
-    }
-    if request.htmx:  # the table alone: no gate, counts or form to compute
-        return render(request, "review/ledger.html#ledger-table", context)
-    plan = run.plan_version.plan
-    context |= {
-        "plan": plan,
-        "form": form,
-        "gate": services.gate_status(run),
-        "subquestions": services.subquestion_counts(run),
-        "candidates": candidate_counts(run),
-        "can_decide": services.can_decide(request.user, plan),
-    }
-    return render(request, "review/ledger.html", context)
+    """The run's claims, filtered and paged; the parts that do not depend on the user are
+    kept rendered under the run's fingerprint (``review.fragments``)."""
+    with fragments.one_snapshot():
+        run = get_run_for_user(request.user, code)
+        fingerprint = fragments.run_fingerprint(run)
+        form = LedgerFilterForm(request.GET)
+        table = _ledger_table(request, run, form, fingerprint)
+        if request.htmx:  # the table alone: no gate, counts or form to compute
+            return HttpResponse(table)
+        plan = run.plan_version.plan
+        context: dict[str, Any] = {
+            "run": run,
+            "plan": plan,
+            "form": form,
+            "filter_fields": fragments.cached_html(
+                fragments.key("ledger-filter", request.GET.urlencode()),
+                lambda: render_to_string("review/_ledger_filter.html", {"form": form}),
+            ),
+            "table": table,
+            "gate": _gate(run, fingerprint),
+            "subquestion_table": fragments.cached_html(
+                fragments.key(fingerprint, "subquestion-counts"),
+                lambda: render_to_string(
+                    "review/_subquestion_counts.html",
+                    {"subquestions": services.subquestion_counts(run)},
+                ),
+            ),
+            "candidates": candidate_counts(run),
+            "can_decide": services.can_decide(request.user, plan),
+        }
+        return render(request, "review/ledger.html", context)
+
+
+def _ledger_table(
+    request: AuthedHttpRequest, run: Run, form: LedgerFilterForm, fingerprint: str
+) -> SafeString:
+    """The page of the ledger table the query asks for.
+
+    A search (``q``) also reads passage texts, which the run's fingerprint does not
+    cover, so a search result is rendered every time.
+    """
+    query = _query_without(request, "page")
+    page_number = request.GET.get("page")
+
+    def render_table() -> str:
+        claims = form.apply(services.ledger_claims(run)).select_related("subquestion")
+        page = Paginator(claims, LEDGER_PAGE_SIZE).get_page(page_number)
+        return render_to_string("review/_ledger_table.html", {"page": page, "query": query})
+
+    if (request.GET.get("q") or "").strip():
+        return mark_safe(render_table())  # noqa: S308 (rendered by the template engine)
+    return fragments.cached_html(
+        fragments.key(fingerprint, "ledger-table", query, page_number), render_table
+    )
+
+
+def _gate(run: Run, fingerprint: str) -> services.GateStatus:
+    """The synthesis gate: a function of the run's state and claims, so of its fingerprint."""
+    return fragments.cached(fragments.key(fingerprint, "gate"), lambda: services.gate_status(run))
 
 
 # --- candidates -----------------------------------------------------------------------
@@ -165,8 +205,9 @@ def _rows(table: dict[str, dict[str, int]], columns: list[str]) -> list[tuple[st
 
 @require_GET
 def show_claim(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
-    claim = services.get_claim_for_user(request.user, code)
-    return _render_claim(request, claim)
+    with fragments.one_snapshot():
+        claim = services.get_claim_for_user(request.user, code)
+        return _render_claim(request, claim, fresh=True)
 
 
 def _render_claim(
@@ -175,17 +216,77 @@ def _render_claim(
     forms: dict[str, Any] | None = None,
     error: str = "",
     status: int = 200,
+    *,
+    fresh: bool = False,
 ) -> HttpResponse:
-    """The capsule page; after a failed decision it keeps what the reviewer typed."""
-    claim.refresh_from_db()
-    plan = claim.run.plan_version.plan
-    initial = {"version": claim.version}
+    """The capsule page; after a failed decision it keeps what the reviewer typed.
+
+    The capsule itself (the claim, its evidence, votes, counter-evidence searched and
+    decision history) does not depend on who reads it, and is kept rendered under the
+    claim's fingerprint; the gate and queue position under the run's. What depends on
+    the reader (may they decide, why may they not approve, the forms) is computed here.
+    """
+    with fragments.one_snapshot():
+        if not fresh:
+            claim.refresh_from_db()
+        run = claim.run
+        plan = run.plan_version.plan
+        run_print, claim_print = fragments.fingerprints(run, claim)
+        capsule = fragments.cached(
+            fragments.key(claim_print, "capsule"), lambda: _capsule_parts(claim)
+        )
+        narrowing = services.last_narrowing(claim) if capsule["narrowed"] else None
+        can_decide = services.can_decide(request.user, plan)
+        initial = {"version": claim.version}
+        context: dict[str, Any] = {
+            "claim": claim,
+            "run": run,
+            "capsule": capsule,
+            "narrowing": narrowing,
+            "approve_refusal": (
+                services.approval_refusal(claim, request.user, services.gate_policy(plan))
+                if can_decide or narrowing
+                else None
+            ),
+            "override": services.is_override(claim),
+            "can_decide": can_decide,
+            "gate": _gate(run, run_print),
+            "nav": fragments.cached(
+                fragments.key(run_print, "queue", claim.pk),
+                lambda: services.queue_neighbours(claim),
+            ),
+            "approve_form": ApproveForm(initial=initial),
+            "narrow_form": NarrowForm(initial={**initial, "text": claim.text}),
+            "reject_form": RejectForm(initial=initial),
+            "error": error,
+            "open_form": "",
+        }
+        for name, form in (forms or {}).items():
+            context[name] = form
+            context["open_form"] = name
+        if context["override"] and not context["approve_refusal"]:
+            # The browser asks for the reason before posting; the "a" key focuses the field.
+            context["approve_form"].fields["note"].widget.attrs["required"] = True
+        _refresh_versions(context, claim.version)
+        for name in ("narrow", "reject"):  # unbound, they follow from the claim's row alone
+            form = context[f"{name}_form"]
+            context[f"{name}_fields"] = (
+                form.as_div()
+                if form.is_bound
+                else fragments.cached_html(fragments.key(claim_print, name), form.as_div)
+            )
+        return render(request, "review/claim.html", context, status=status)
+
+
+def _capsule_parts(claim: Claim) -> dict[str, Any]:
+    """The capsule's reader-independent parts, rendered: the claim article, the evidence
+    (pools, counter-evidence searched, votes, decision history) and where the first quote
+    is (the "open evidence" shortcut)."""
     pools = services.evidence_pools(claim)
+    first = next((item for items in pools.values() for item in items), None)
     context: dict[str, Any] = {
         "claim": claim,
-        "run": claim.run,
         "pools": pools,
-        "first_evidence": next((item for items in pools.values() for item in items), None),
         "votes": claim.votes.select_related("evidence__snapshot__source").order_by(
             "shadow", "verifier", "pk"
         ),
@@ -193,30 +294,18 @@ def _render_claim(
         "decisions": claim.decisions.select_related("reviewer", "carried_from__claim").order_by(
             "created_at", "pk"
         ),
-        "narrowing": services.last_narrowing(claim),
-        "approve_refusal": services.approval_refusal(
-            claim, request.user, services.gate_policy(plan)
-        ),
-        "override": services.is_override(claim),
-        "pending_override": services.pending_override(claim),
+        "narrowed": services.last_narrowing(claim) is not None,
         "approval": services.last_approval(claim),
-        "can_decide": services.can_decide(request.user, plan),
-        "gate": services.gate_status(claim.run),
-        "nav": services.queue_neighbours(claim),
-        "approve_form": ApproveForm(initial=initial),
-        "narrow_form": NarrowForm(initial={**initial, "text": claim.text}),
-        "reject_form": RejectForm(initial=initial),
-        "error": error,
-        "open_form": "",
+        "pending_override": services.pending_override(claim),
     }
-    for name, form in (forms or {}).items():
-        context[name] = form
-        context["open_form"] = name
-    if context["override"] and not context["approve_refusal"]:
-        # The browser asks for the reason before posting; the "a" key focuses the field.
-        context["approve_form"].fields["note"].widget.attrs["required"] = True
-    _refresh_versions(context, claim.version)
-    return render(request, "review/claim.html", context, status=status)
+    return {
+        "narrowed": context["narrowed"],
+        "article": mark_safe(render_to_string("review/_capsule_article.html", context)),  # noqa: S308
+        "evidence": mark_safe(render_to_string("review/_capsule_evidence.html", context)),  # noqa: S308
+        "first_evidence": (
+            None if first is None else (first.link.snapshot.code, first.link.quote_start)
+        ),
+    }
 
 
 def counter_summary(record: CounterRecord | None) -> dict[str, Any]:
