@@ -9,7 +9,9 @@
    and random claim capsule pages in a closed loop until ``--seconds`` have passed or
    ``--max-requests`` were sent; a non-200 answer or a timeout counts as an error.
 4. Prints ``p50_ms``, ``p95_ms``, ``max_ms``, ``errors``, ``requests_per_s`` (plus the
-   request count, processes and the 1-minute load average when it started).
+   request count, processes and the 1-minute load average when it started) and
+   ``server_cpu_ms_per_request``: the CPU time the web server's processes used, per
+   request served — what a page costs, whatever else the machine is doing.
 
 Loopback only: the server is started here, on 127.0.0.1, and nothing else is contacted.
 """
@@ -78,7 +80,11 @@ class Command(BaseCommand):
         try:
             server, base = _start_server(options["server"], options["processes"])
             load = os.getloadavg()[0]
+            cpu_before = _cpu_seconds(server.pid)
             figures = asyncio.run(_load(base, _paths(run), sessions, options))
+            figures["server_cpu_ms_per_request"] = round(
+                1000 * (_cpu_seconds(server.pid) - cpu_before) / max(1, figures["requests"]), 2
+            )
         finally:
             if server is not None:
                 _stop(server)
@@ -169,6 +175,31 @@ def _start_server(kind: str, processes: int) -> tuple[subprocess.Popen[bytes], s
             time.sleep(0.3)
     _stop(server)
     raise CommandError(f"the {kind} server did not answer on {base}/healthz within 60 s")
+
+
+def _cpu_seconds(root: int) -> float:
+    """CPU time (user + system) used so far by process ``root`` and its descendants (the
+    web server's worker processes); 0.0 where /proc is not available."""
+    ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    parents: dict[int, int] = {}
+    used: dict[int, float] = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(entry)] = int(fields[1])
+        used[int(entry)] = (int(fields[11]) + int(fields[12])) / ticks
+    total = 0.0
+    for pid, seconds in used.items():
+        walk = pid
+        while walk > 1 and walk != root:
+            walk = parents.get(walk, 0)
+        total += seconds if walk == root else 0.0
+    return total
 
 
 def _stop(server: subprocess.Popen[bytes]) -> None:
