@@ -278,6 +278,8 @@ RUN_TRANSITIONS: dict[str, set[str]] = {
     RunState.CANCELLED: set(),
 }
 TERMINAL_STATES = {RunState.DONE, RunState.FAILED, RunState.CANCELLED}
+# States in which the run's ledger is complete: it can be reviewed and reported on.
+REVIEWABLE_STATES = frozenset({RunState.AWAITING_REVIEW, RunState.SYNTHESIZING, RunState.DONE})
 
 
 class InvalidTransition(Exception):
@@ -327,6 +329,18 @@ class Run(models.Model):
     def is_terminal(self) -> bool:
         return self.state in TERMINAL_STATES
 
+    @property
+    def latest_report(self) -> Any:
+        """The run's newest report version (``review.Report``), or None; reads prefetched
+        reports when the caller prefetched them."""
+        reports = list(self.reports.all())
+        return max(reports, key=lambda report: report.version) if reports else None
+
+    @property
+    def is_reviewable(self) -> bool:
+        """The ledger is complete: its claims can be reviewed and a report built."""
+        return self.state in REVIEWABLE_STATES
+
     def can_transition(self, target: str) -> bool:
         if target in (RunState.FAILED, RunState.CANCELLED):
             return not self.is_terminal
@@ -337,6 +351,12 @@ class Run(models.Model):
             raise InvalidTransition(f"{self.state} -> {target} is not a declared transition")
         self.state = target
         self.save(update_fields=["state"])
+
+
+# The stages a best-first follow-up round repeats (searching again after retrieving).
+ROUND_STAGES = frozenset(
+    {RunState.SEARCHING, RunState.INGESTING, RunState.INDEXING, RunState.RETRIEVING}
+)
 
 
 class StageStatus(models.TextChoices):
@@ -380,3 +400,20 @@ class StageCheckpoint(models.Model):
 
     def __str__(self) -> str:
         return f"{self.stage}#{self.round} {self.status}"
+
+    @property
+    def label(self) -> str:
+        """The stage's name on the run page; a best-first follow-up round says which.
+
+        Only the stages the best-first loop repeats have rounds a reader can tell apart;
+        mining, countering and verifying run once per run whatever its round number.
+        """
+        name = self.get_stage_display()
+        if self.stage in ROUND_STAGES and self.round:
+            return f"{name} (follow-up round {self.round})"
+        return name
+
+    @property
+    def counts(self) -> list[tuple[str, Any]]:
+        """The stage's counters other than its wall time, in stored order."""
+        return [(key, value) for key, value in self.counters.items() if key != "wall_s"]

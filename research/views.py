@@ -91,7 +91,9 @@ def editor_context(request: AuthedHttpRequest, plan: Plan, **extra: Any) -> dict
         "libraries": _library_choices(request, plan),
         "blockers": blockers,
         "editing": request.GET.get("edit", ""),
-        "runs": Run.objects.filter(plan_version__plan=plan).select_related("plan_version")[:50],
+        "runs": Run.objects.filter(plan_version__plan=plan)
+        .select_related("plan_version", "diff")
+        .prefetch_related("reports")[:50],
         **extra,
     }
 

@@ -16,9 +16,10 @@ from review import reports
 from review import services as review_services
 from review.diff import RunDiffRecord, previous_run
 from review.diff import diff_runs as compute_diff
-from review.exports.markdown import APPENDIX_TITLES
+from review.exports.html import report_context
 from review.exports.records import UnsupportedDocument
 from review.models import RunDiff
+from review.preview import report_preview
 from review.rundiffs import stored_record
 from review.signing import key_id, key_path, public_key_b64, public_key_pem, signing_public_key
 
@@ -32,6 +33,7 @@ def list_reports(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
         "gate": review_services.gate_status(run),
         "can_build": reports.can_build_report(request.user, run.plan_version.plan),
         "previous": previous_run(run),
+        "preview": report_preview(run) if run.is_reviewable else None,
     }
     return render(request, "review/report_list.html", context)
 
@@ -56,12 +58,11 @@ def show_report(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
     except UnsupportedDocument as exc:  # built by older code: say so, lose nothing
         doc, unreadable = None, str(exc)
     context = {
+        **(report_context(doc) if doc is not None else {}),
         "report": report,
-        "doc": doc,
         "unreadable": unreadable,
         "versions": reports.run_reports(report.run),
         "formats": reports.FORMATS,
-        "appendix_titles": APPENDIX_TITLES,
     }
     return render(request, "review/report_detail.html", context)
 

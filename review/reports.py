@@ -59,6 +59,7 @@ from review.exports.records import (
     UnsupportedDocument,
 )
 from review.models import Export, Report, ReviewDecision
+from review.preview import unsupported_reason
 from review.rundiffs import run_diff_record
 from review.signing import instance_private_key
 
@@ -196,8 +197,11 @@ def load_report_inputs(run: Run) -> ReportInputs:
         raise ReportRefused(f"The review gate is closed: {gate.reason}")
     claims = approved_claims(run)
     overridden = {str(c.code) for c in review_services.approved_capsules(run) if c.override}
+    # An approved claim without verified support is printed, marked, citing its anchor.
     quotes = {
-        code: cited_quotes(claim.evidence.all(), override=code in overridden)
+        code: cited_quotes(
+            claim.evidence.all(), override=code in overridden or bool(unsupported_reason(claim))
+        )
         for code, claim in claims.items()
     }
     problems = [p for code, claim in claims.items() for p in _quote_problems(claim, quotes[code])]

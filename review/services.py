@@ -28,7 +28,7 @@ from ledger.models import (
 )
 from ledger.readers import claim_input, linked_items
 from ledger.services.claims import Narrowing, do_apply_review
-from research.models import Plan, PlanRole, Run, RunState
+from research.models import Plan, PlanRole, Run
 from research.pipeline.text import claim_fingerprint
 from research.pipeline.verify import ClaimVerdict, VerifyConfig, default_config, verify_claim
 from research.providers.base import ProviderError
@@ -36,8 +36,6 @@ from review.models import Action, GatePolicy, ReviewDecision
 
 REVIEWER_GROUP = "reviewer"
 
-# Run states in which the ledger is complete enough for the gate to open.
-REVIEWABLE_STATES = {RunState.AWAITING_REVIEW, RunState.SYNTHESIZING, RunState.DONE}
 
 REJECT_REASONS: list[tuple[str, str]] = [
     ("unsupported", "The evidence does not support it"),
@@ -168,7 +166,7 @@ def gate_status(run: Run) -> GateStatus:
         bulk_eligible=Count("pk", filter=BULK_ELIGIBLE),
     )
     blocking = list(review_order(claims.filter(BLOCKING)).values_list("code", flat=True))
-    run_ready = run.state in REVIEWABLE_STATES
+    run_ready = run.is_reviewable
     return GateStatus(
         open=run_ready and not blocking, run_ready=run_ready, blocking=blocking, **counts
     )

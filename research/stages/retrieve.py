@@ -28,6 +28,7 @@ from research.pipeline.retrieve.records import (
     PooledHit,
     RetrievalRequest,
 )
+from research.pipeline.retrieve.rerank import ranking_notes
 from research.pipeline.verify.records import EvidenceItem
 from research.stages.base import StageContext
 from research.stages.ingest import admitted_sources
@@ -132,7 +133,7 @@ def run(ctx: StageContext) -> None:
             done=len(pools),
             total=len(subquestions),
         )
-    for key, text in notes.items():
+    for key, text in ranking_notes(notes).items():
         ctx.note(key, text)
     distinct = {hit.passage_id for pool in pools.values() for hit in pool.hits()}
     ctx.count(evidence_passages=len(distinct))

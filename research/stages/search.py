@@ -14,6 +14,7 @@ from ledger.models import Library
 from ledger.services.library import plan_may_search
 from ledger.services.search_hits import do_record_search_hits
 from research.models import RunState, StageCheckpoint
+from research.pipeline.retrieve.rerank import RANKING_NOTES
 from research.stages import adapters
 from research.stages.base import StageContext
 
@@ -147,7 +148,9 @@ def _search_one(
             ctx.run, query_key=q.key, query_text=q.text, adapter=adapter.name, hits=found
         )
         for key, text in adapter.notes.items():
-            if ctx.checkpoint.notes.get(key) != text:
+            # The ranking (and a missing reranker) is the retrieving stage's note: one
+            # place per run, not one per searching round.
+            if key not in RANKING_NOTES and ctx.checkpoint.notes.get(key) != text:
                 ctx.note(key, text)
         if adapter.errors:
             ctx.note(

@@ -9,6 +9,8 @@ from ledger.models import Snapshot, Source
 from review.exports.records import BibEntry, SnapshotRef
 
 BIBTEX_TYPES = {"paper": "article", "preprint": "misc", "dataset": "misc"}
+# CSL types whose venue is the journal or site they appeared in (container-title).
+_CONTAINED = frozenset({"article-journal", "article", "article-newspaper", "webpage"})
 CSL_TYPES = {
     "paper": "article-journal",
     "preprint": "article",
@@ -21,26 +23,62 @@ CSL_TYPES = {
 }
 
 
-def bibliography_entry(number: int, source: Source, snapshots: list[Snapshot]) -> BibEntry:
-    """One reference, with the snapshots a report's quotes came from."""
+# A reference lists this many authors, then "et al." (BibTeX and CSL-JSON keep them all).
+MAX_AUTHORS_SHOWN = 6
+UNKNOWN_AUTHORS = "Authors unknown"
+UNKNOWN_YEAR = "year unknown"
+UNKNOWN_VENUE = "Venue unknown"
+
+
+def bibliography_entry(
+    number: int, source: Source, snapshots: list[Snapshot], *, year: int | None = None
+) -> BibEntry:
+    """One reference, with the snapshots a report's quotes came from.
+
+    Authors, year and venue come from the source's metadata only (``year`` may supply
+    a year the source profile recorded); what the metadata lacks stays empty and the
+    printed reference says "unknown" — nothing is guessed.
+    """
+    published = source.published_date.isoformat() if source.published_date else ""
     fields: dict[str, Any] = {
         "number": number,
         "key": f"src{number}",
         "canonical_id": source.canonical_id,
         "title": source.title or source.canonical_id,
-        "authors": [author_name(a) for a in source.authors or []],
+        "authors": [name for name in (author_name(a) for a in source.authors or []) if name],
         "publisher": source.publisher,
         "url": source.url,
         "doi": source.doi,
         "arxiv_id": source.arxiv_id,
         "source_type": source.source_type,
-        "published_date": source.published_date.isoformat() if source.published_date else "",
+        "published_date": published,
+        "year": published[:4] or (str(year) if year else ""),
+        "venue": source.publisher,
+        "identifier": identifier(source),
         "snapshots": [
             SnapshotRef(sha256=s.text_sha256, fetched_at=s.fetched_at.isoformat())
             for s in snapshots
         ],
     }
     return BibEntry(**fields, reference=reference_text(**fields))
+
+
+def identifier(source: Source) -> str:
+    """How a reader finds the source: DOI, arXiv id, URL, else the corpus document."""
+    if source.doi:
+        return f"doi:{source.doi.removeprefix('https://doi.org/')}"
+    if source.arxiv_id:
+        return f"arXiv:{source.arxiv_id}"
+    if source.url:
+        return source.url
+    meta = source.metadata or {}
+    if meta.get("corpus") and meta.get("doc_id"):
+        return f"{_corpus_name(str(meta['corpus']))} corpus, document {meta['doc_id']}"
+    return source.canonical_id
+
+
+def _corpus_name(corpus: str) -> str:
+    return {"scifact": "SciFact"}.get(corpus.lower(), corpus)
 
 
 def author_name(author: Any) -> str:
@@ -55,23 +93,24 @@ def reference_text(
     *,
     authors: list[str],
     title: str,
-    publisher: str,
-    published_date: str,
-    doi: str,
-    url: str,
-    canonical_id: str,
+    year: str,
+    venue: str,
+    identifier: str,
     **_: Any,
 ) -> str:
-    """A plain one-line reference: authors. title. publisher, date. identifier."""
-    parts = []
-    if authors:
-        parts.append(", ".join(authors))
-    parts.append(title)
-    venue = ", ".join(p for p in (publisher, published_date) if p)
-    if venue:
-        parts.append(venue)
-    parts.append(doi and f"doi:{doi}" or url or canonical_id)
-    return ". ".join(p.rstrip(".") for p in parts) + "."
+    """One printed reference: authors (year). Title. Venue. Identifier.
+
+    Unknown authors, year or venue are said to be unknown, never left out silently.
+    """
+    names = authors[:MAX_AUTHORS_SHOWN]
+    who = ", ".join(names) + (", et al" if len(authors) > MAX_AUTHORS_SHOWN else "")
+    parts = [
+        f"{who or UNKNOWN_AUTHORS} ({year or UNKNOWN_YEAR})",
+        title,
+        venue or UNKNOWN_VENUE,
+        identifier,
+    ]
+    return ". ".join(p.strip().rstrip(".") for p in parts if p.strip()) + "."
 
 
 # --- BibTeX ---------------------------------------------------------------------------
@@ -117,22 +156,44 @@ def _bibtex_entry(entry: BibEntry) -> str:
     fields: list[tuple[str, str]] = [("title", entry.title)]
     if entry.authors:
         fields.append(("author", " and ".join(entry.authors)))
-    if entry.published_date:
-        fields.append(("year", entry.published_date[:4]))
-    if entry.publisher:
-        fields.append(("journal" if kind == "article" else "publisher", entry.publisher))
+    if year := _year(entry):
+        fields.append(("year", year))
+    if venue := entry.venue or entry.publisher:
+        fields.append(("journal" if kind == "article" else "publisher", venue))
     for name in ("doi", "url"):
         if getattr(entry, name):
             fields.append((name, getattr(entry, name)))
     if entry.arxiv_id:
         fields += [("eprint", entry.arxiv_id), ("archiveprefix", "arXiv")]
-    hashes = ", ".join(s.sha256 for s in entry.snapshots)
-    fields.append(("note", f"{entry.canonical_id}; snapshot sha256 {hashes}"))
+    fields.append(("note", _note(entry)))
     body = ",\n".join(
         f"  {name} = {{{bibtex_escape(value, verbatim=name in _VERBATIM_FIELDS)}}}"
         for name, value in fields
     )
     return f"@{kind}{{{entry.key},\n{body}\n}}\n"
+
+
+def _year(entry: BibEntry) -> str:
+    return entry.year or entry.published_date[:4]
+
+
+def missing_metadata(entry: BibEntry) -> list[str]:
+    """What the source metadata lacks, in words ("authors", "year", "venue")."""
+    missing = [] if entry.authors else ["authors"]
+    missing += [] if _year(entry) else ["year"]
+    return missing + ([] if entry.venue or entry.publisher else ["venue"])
+
+
+def _note(entry: BibEntry) -> str:
+    parts = [entry.identifier or entry.canonical_id]
+    if missing := missing_metadata(entry):
+        parts.append(f"{_and(missing)} not in the source metadata")
+    parts.append("snapshot sha256 " + ", ".join(s.sha256 for s in entry.snapshots))
+    return "; ".join(parts)
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 # --- CSL-JSON -------------------------------------------------------------------------
@@ -143,21 +204,24 @@ def csl_json(entries: list[BibEntry]) -> str:
 
 
 def _csl_item(entry: BibEntry) -> dict[str, Any]:
+    kind = CSL_TYPES.get(entry.source_type, "document")
     item: dict[str, Any] = {
         "id": entry.key,
-        "type": CSL_TYPES.get(entry.source_type, "document"),
+        "type": kind,
         "title": entry.title,
         "citation-number": entry.number,
-        "note": entry.canonical_id,
+        "note": _note(entry),
     }
     if entry.authors:
         item["author"] = [{"literal": name} for name in entry.authors]
     if entry.published_date:
         item["issued"] = {"date-parts": [_date_parts(entry.published_date)]}
+    elif year := _year(entry):
+        item["issued"] = {"date-parts": [[int(year)]]}
     if entry.snapshots:
         item["accessed"] = {"date-parts": [_date_parts(entry.snapshots[0].fetched_at)]}
-    if entry.publisher:
-        item["publisher"] = entry.publisher
+    if venue := entry.venue or entry.publisher:
+        item["container-title" if kind in _CONTAINED else "publisher"] = venue
     if entry.url:
         item["URL"] = entry.url
     if entry.doi:

@@ -20,6 +20,7 @@ their output once more before anything leaves the server.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -38,7 +39,7 @@ from ledger.models import (
 )
 from research.models import Run
 from research.pipeline.synthesize import Section, Synthesis
-from research.pipeline.text import content_words
+from research.pipeline.text import content_words, split_sentences
 from review.diff import RunDiffRecord
 from review.exports.citations import bibliography_entry
 from review.exports.records import (
@@ -64,6 +65,7 @@ from review.exports.records import (
 )
 from review.exports.withheld import WithheldMatcher
 from review.models import Action, ReviewDecision
+from review.preview import unsupported_reason
 
 # A set-aside candidate with fewer content words states nothing (the miner's own "too
 # short to state a fact" threshold, MineConfig.min_content_words): its words may appear.
@@ -264,7 +266,7 @@ def _evidence_rows(
                     quote=quote.quote,
                     quote_start=quote.quote_start,
                     quote_end=quote.quote_end,
-                    relation=Relation.SUPPORTS,
+                    relation=quote.links[0].relation,
                     source=numbers[source.canonical_id],
                     canonical_id=source.canonical_id,
                     published_date=_iso(source.published_date),
@@ -323,6 +325,7 @@ def _claim_row(
             for link in claim.evidence.all()
             if link.relation in ("contradicts", "possible-contradiction")
         ],
+        unsupported=unsupported_reason(claim),
     )
 
 
@@ -416,7 +419,33 @@ def _excluded_row(
         review_state=claim.review_state,
         disposition=claim.disposition,
         reasons=[redactor.redact(r) for r in reasons],
+        summary=redactor.redact(reasons_in_words(reasons)),
     )
+
+
+# Where a verifier's rationale turns from its verdict to its internals (vote scores,
+# thresholds, evidence ids, families that did not run): the appendix stops there.
+_INTERNALS = re.compile(
+    r"\s(?:Best|Strongest|Not run|Not counted|Votes|Families):|\s—\s*P\(|\s\(\d+ other passage"
+)
+SUMMARY_CHARS = 220
+
+
+def in_words(reason: str) -> str:
+    """A reason's headline: its first sentence, before any verifier internals."""
+    head = _INTERNALS.split(reason, maxsplit=1)[0].strip()
+    head = re.sub(r"^verification (\w+): \1:\s*", r"verification \1: ", head)
+    spans = split_sentences(head)
+    if spans:
+        head = head[spans[0][0] : spans[0][1]]
+    if len(head) > SUMMARY_CHARS:
+        head = head[: SUMMARY_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    return head
+
+
+def reasons_in_words(reasons: list[str]) -> str:
+    """An excluded claim's reasons in one line (the full ones stay in the bundle)."""
+    return "; ".join(dict.fromkeys(in_words(r) for r in reasons if r.strip()))
 
 
 def _set_aside_row(number: int, candidate: Candidate, redactor: WithheldMatcher) -> SetAsideRow:
@@ -482,7 +511,9 @@ def _plan_and_method(run: Run, synthesis: Synthesis) -> PlanAppendix:
         run_started_at=_iso(run.started_at),
         run_finished_at=_iso(run.finished_at),
         stages=[
-            StageRow(stage=cp.stage, round=cp.round, status=cp.status, notes=cp.notes)
+            StageRow(
+                stage=cp.stage, round=cp.round, status=cp.status, notes=cp.notes, label=cp.label
+            )
             for cp in run.checkpoints.order_by("started_at", "pk")
         ],
         method=[*METHOD, *verification_method(run), f"Synthesizer: {synthesis.synthesizer}."],
@@ -512,16 +543,25 @@ def verification_method(run: Run) -> list[str]:
     return lines
 
 
+def _enabled(item: dict[str, Any]) -> bool:
+    return item.get("enabled", True) is not False
+
+
 def _plan_subquestions(content: dict[str, Any]) -> list[PlanSubquestionRow]:
+    """The plan's subquestions and queries, each marked when the plan disabled it (a
+    disabled subquestion, or a query, was not searched)."""
     return [
         PlanSubquestionRow(
             key=str(sub.get("key", "")),
             text=str(sub.get("text", "")),
+            enabled=_enabled(sub),
             queries=[
                 PlanQueryRow(
                     key=str(q.get("key", "")),
                     text=str(q.get("text", "")),
                     query_class=str(q.get("query_class", "")),
+                    enabled=sub.get("enabled", True) is not False
+                    and q.get("enabled", True) is not False,
                 )
                 for q in sub.get("queries", [])
             ],
@@ -533,21 +573,25 @@ def _plan_subquestions(content: dict[str, Any]) -> list[PlanSubquestionRow]:
 def _diff_appendix(
     diff: RunDiffRecord | None, claims: dict[str, Claim], redactor: WithheldMatcher
 ) -> DiffAppendix:
-    """The diff with texts only for claims this report states (others by fingerprint)."""
+    """The diff: reported claims by text, the others counted per kind (their texts are
+    not in this report; the run diff page and the stored RunDiff list them)."""
     if diff is None:
         return DiffAppendix()
     shown = {c.fingerprint: c.text for c in claims.values()}
+    entries: list[str] = []
 
-    def name(fingerprint: str) -> str:
-        return shown.get(fingerprint) or f"claim {fingerprint[:12]} (text not in this report)"
+    def claim_lines(kind: str, fingerprints: list[str]) -> None:
+        entries.extend(f"{kind}: {shown[fp]}" for fp in fingerprints if fp in shown)
+        others = sum(1 for fp in fingerprints if fp not in shown)
+        if others:
+            entries.append(f"{kind}: {others} claim(s) not in this report")
 
-    entries = [f"added: {name(c.fingerprint)}" for c in diff.added]
-    entries += [f"removed: {name(c.fingerprint)}" for c in diff.removed]
-    entries += [f"text changed: {name(p.new.fingerprint)}" for p in diff.text_changed]
-    entries += [
-        f"verdict {p.old.status} -> {p.new.status}: {name(p.new.fingerprint)}"
-        for p in diff.verdict_flips
-    ]
+    claim_lines("added", [c.fingerprint for c in diff.added])
+    claim_lines("removed", [c.fingerprint for c in diff.removed])
+    claim_lines("text changed", [p.new.fingerprint for p in diff.text_changed])
+    for flip in sorted({(p.old.status, p.new.status) for p in diff.verdict_flips}):
+        pairs = [p for p in diff.verdict_flips if (p.old.status, p.new.status) == flip]
+        claim_lines(f"verdict {flip[0]} -> {flip[1]}", [p.new.fingerprint for p in pairs])
     for change in diff.sources_changed + diff.sources_gone:
         entries.append(
             f"source {change.kind}: {change.title or change.canonical_id} "
@@ -555,12 +599,15 @@ def _diff_appendix(
             f"{', '.join(h[:12] for h in change.new_sha256) or 'not quoted'}); "
             f"{len(change.claims)} claim(s) touched"
         )
-    entries += [f"new source: {cid}" for cid in diff.sources_new]
-    entries += [
-        f"re-review the {row.action} by {row.reviewer} of {name(row.fingerprint)}: "
-        + "; ".join(row.reasons)
-        for row in diff.rereview
-    ]
+    if diff.sources_new:
+        entries.append(f"new sources: {len(diff.sources_new)}")
+    for row in diff.rereview:
+        name = shown.get(row.fingerprint) or (
+            f"claim {row.fingerprint[:12]} (text not in this report)"
+        )
+        entries.append(
+            f"re-review the {row.action} by {row.reviewer} of {name}: " + "; ".join(row.reasons)
+        )
     return DiffAppendix(
         against_run=diff.old_run,
         summary=diff.summary(),

@@ -1,14 +1,38 @@
-"""Standalone HTML: one file, styles inline, no scripts, evidence autoescaped."""
+"""Standalone HTML: one file, styles inline, no scripts, evidence autoescaped.
+
+``report_context(doc)`` is what ``templates/review/report_body.html`` reads; the in-app
+report page uses the same context and the same stylesheet (``review/_report.css``), so
+the page, the HTML export and the PDF printed from it show the same report.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.template.loader import render_to_string
 
-from review.exports.markdown import APPENDIX_TITLES
+from review.exports import markdown as md
 from review.exports.records import ReportDocument
 
 
+def report_context(doc: ReportDocument) -> dict[str, Any]:
+    return {
+        "doc": doc,
+        "appendix_titles": md.APPENDIX_TITLES,
+        "section_titles": md.SECTION_TITLES,
+        "built": md.when(doc.header.created_at),
+        "marked": {claim.label for claim in doc.claims if claim.unsupported},
+        "unsupported_mark": md.UNSUPPORTED_MARK,
+        "evidence_table_note": md.EVIDENCE_TABLE_NOTE,
+        "excluded_note": md.EXCLUDED_NOTE,
+        "set_aside_title": md.SET_ASIDE_TITLE,
+        "set_aside_note": md.SET_ASIDE_NOTE,
+        "set_aside": md.set_aside_groups(doc),
+        "not_searched": md.NOT_SEARCHED,
+        "config": "; ".join(md.config_words(doc.appendix_d.run_config)),
+        "audit": [(row, md.when(row.at), md.audit_action(row)) for row in doc.appendix_c],
+    }
+
+
 def render_html(doc: ReportDocument) -> str:
-    return render_to_string(
-        "review/report_export.html", {"doc": doc, "appendix_titles": APPENDIX_TITLES}
-    )
+    return render_to_string("review/report_export.html", report_context(doc))

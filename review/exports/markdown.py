@@ -1,32 +1,68 @@
-"""Markdown rendering of a report document (also the report's canonical text and hash)."""
+"""Markdown rendering of a report document (also the report's canonical text and hash).
+
+The order is the reader's: the bottom line first, then the evidence table, the findings
+by subquestion, counter-evidence and disagreement, gaps, the method, the claim register
+and the references; the appendices follow, compact (short hash prefixes: the full values
+are in the bundle's report.json, evidence.json and manifest).
+"""
 
 from __future__ import annotations
 
-import json
 import re
+from datetime import datetime
 from typing import Any
 
-from review.exports.records import ReportDocument, SectionRow, SentenceRow
+from review.exports.records import (
+    AnswerSentenceRow,
+    AuditRow,
+    ClaimRow,
+    ReportDocument,
+    SectionRow,
+    SentenceRow,
+    StageRow,
+)
 
 # Characters with a meaning in CommonMark/GFM inline syntax; escaped in evidence text so
 # hostile quotes cannot inject links, HTML, tables or emphasis.
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#~&])")
 
+# Hash prefixes printed in the report; the full values are in the bundle.
+HASH_CHARS = 12
+
 APPENDIX_TITLES = {
     "a": "Appendix A — Excluded, failed and uncertain claims",
-    "b": "Appendix B — Evidence table",
+    "b": "Appendix B — Quotes behind the claims",
     "c": "Appendix C — Review audit log",
     "d": "Appendix D — Plan, method and configuration",
     "e": "Appendix E — Changes since the previous run",
 }
-
+SECTION_TITLES = {
+    "bottom_line": "Bottom line",
+    "evidence_table": "Evidence table",
+    "findings": "Findings by subquestion",
+    "counter": "Counter-evidence and disagreement",
+    "gaps": "Gaps",
+    "method": "Method",
+    "claims": "Claim register",
+    "references": "References",
+}
+EVIDENCE_TABLE_NOTE = (
+    "One row per cited source. Design, population, intervention or exposure, outcome, "
+    "direction and effect are as its approved claims and its text state them; empty "
+    "means not stated (nothing is inferred)."
+)
+UNSUPPORTED_MARK = "approved without verified support"
+NOT_SEARCHED = "disabled in the plan: not searched"
 
 SET_ASIDE_TITLE = "Set aside at mining"
 SET_ASIDE_NOTE = (
-    "Candidate propositions the claim miner dropped before verification (a question, a "
-    "statement of aim or method, too short, over the claim budget, a source sentence "
-    "that no longer matches its snapshot), with the reason. Their wording is withheld "
-    "too; the offsets locate the source sentence in the snapshot."
+    "Candidate propositions the claim miner dropped before verification, counted by "
+    "reason. Their wording is withheld; each one's source and offsets are in the bundle "
+    "(claims.json) and on the run's candidates page."
+)
+EXCLUDED_NOTE = (
+    "Claims that are not in the report, with the reasons. Their text is withheld on "
+    "purpose: only approved claims are ever printed."
 )
 
 
@@ -38,15 +74,43 @@ def cell(text: Any) -> str:
     return md_escape(text) or "—"
 
 
-def sentence_md(sentence: SentenceRow) -> str:
-    marks = "".join(f"[{n}]" for n in sentence.citations)
-    return f"{md_escape(sentence.text)} {marks} ({', '.join(sentence.claims)})"
+def short(value: str) -> str:
+    return value[:HASH_CHARS]
+
+
+def when(iso: str) -> str:
+    """An ISO timestamp as ``YYYY-MM-DD HH:MM UTC`` (as stored when it is not ISO)."""
+    try:
+        return datetime.fromisoformat(iso).strftime("%Y-%m-%d %H:%M UTC")
+    except ValueError:
+        return iso
+
+
+def cite(numbers: list[int]) -> str:
+    return "".join(f"[{n}]" for n in numbers)
+
+
+def sentence_md(
+    sentence: SentenceRow | AnswerSentenceRow, marked: frozenset[str] | set[str] = frozenset()
+) -> str:
+    labels = [
+        f"{label} — {UNSUPPORTED_MARK}" if label in marked else label for label in sentence.claims
+    ]
+    tail = f" ({', '.join(labels)})" if labels else ""
+    marks = f" {cite(sentence.citations)}" if sentence.citations else ""
+    return f"{md_escape(sentence.text)}{marks}{tail}"
 
 
 def render_markdown(doc: ReportDocument) -> str:
+    marked = {c.label for c in doc.claims if c.unsupported}
     parts = [
         _header(doc),
-        *(_section(n, s) for n, s in enumerate(doc.sections, 1)),
+        _bottom_line(doc, marked),
+        _evidence_table(doc),
+        _findings(doc, marked),
+        _counter(doc),
+        _gaps(doc),
+        _method(doc),
         _claims(doc),
         _references(doc),
         _appendix_a(doc),
@@ -56,7 +120,7 @@ def render_markdown(doc: ReportDocument) -> str:
         _appendix_e(doc),
         _check(doc),
     ]
-    return "\n\n".join(p.strip() for p in parts) + "\n"
+    return "\n\n".join(p.strip() for p in parts if p.strip()) + "\n"
 
 
 def _table(headers: list[str], rows: list[list[Any]]) -> str:
@@ -70,96 +134,236 @@ def _table(headers: list[str], rows: list[list[Any]]) -> str:
 def _header(doc: ReportDocument) -> str:
     h = doc.header
     meta = (
-        f"Report version {h.report_version} · plan version {h.plan_version} "
-        f"(`{h.plan_version_hash[:12]}`) · run `{h.run_code}` · "
-        f"synthesizer: {md_escape(h.synthesizer)} · built {h.created_at} "
-        f"by {md_escape(h.created_by)}"
+        f"Report version {h.report_version} · built {when(h.created_at)} by "
+        f"{md_escape(h.created_by) or '—'} · plan version {h.plan_version} "
+        f"(`{short(h.plan_version_hash)}`) · run `{h.run_code[:8]}` · "
+        f"synthesizer: {md_escape(h.synthesizer)}"
     )
-    method = "\n".join(f"- {md_escape(line)}" for line in doc.appendix_d.method)
-    return f"# {md_escape(h.title)}\n\n{meta}\n\n## Method\n\n{method}"
+    return f"# {md_escape(h.title)}\n\n{meta}"
 
 
-def _section(number: int, section: SectionRow) -> str:
-    prose = " ".join(sentence_md(s) for s in section.sentences)
-    return f"## {number}. {md_escape(section.title)}\n\n{prose}"
+# --- the answer ------------------------------------------------------------------------
+
+
+def _bottom_line(doc: ReportDocument, marked: set[str]) -> str:
+    answer = doc.answer
+    if answer.question is None:
+        return ""
+    q = answer.question
+    prose = " ".join(sentence_md(s, marked) for s in q.sentences)
+    parts = [
+        f"## {SECTION_TITLES['bottom_line']}",
+        f"**Consensus: {q.consensus_label.upper()}.** {prose}",
+    ]
+    rows = [
+        [
+            f"{line.key}. {line.title}",
+            line.consensus_label,
+            " ".join(sentence_md(s, marked) for s in line.sentences),
+        ]
+        for line in answer.subquestions
+    ]
+    if rows:
+        parts.append(_table(["Subquestion", "Consensus", "What the approved evidence says"], rows))
+    parts.append(
+        "_How consensus is rated: see Method. Every number above counts approved claims "
+        "or the sources behind them (listed in brackets)._"
+    )
+    return "\n\n".join(parts)
+
+
+def _evidence_table(doc: ReportDocument) -> str:
+    if not doc.evidence_table:
+        return ""
+    rows = [
+        [
+            f"[{s.number}]",
+            s.title,
+            s.year or "unknown",
+            s.design or "not stated",
+            s.population,
+            s.intervention,
+            s.outcome,
+            "; ".join(p for p in (s.direction, s.effect) if p),
+            ", ".join(s.claims),
+        ]
+        for s in doc.evidence_table
+    ]
+    headers = [
+        "Ref",
+        "Source",
+        "Year",
+        "Design",
+        "Population",
+        "Intervention / exposure",
+        "Outcome",
+        "Direction, effect",
+        "Claims",
+    ]
+    return f"## {SECTION_TITLES['evidence_table']}\n\n{EVIDENCE_TABLE_NOTE}\n\n" + _table(
+        headers, rows
+    )
+
+
+def _findings(doc: ReportDocument, marked: set[str]) -> str:
+    sections = "\n\n".join(_section(n, s, marked) for n, s in enumerate(doc.sections, 1))
+    return f"## {SECTION_TITLES['findings']}\n\n{sections}"
+
+
+def _section(number: int, section: SectionRow, marked: set[str]) -> str:
+    prose = " ".join(sentence_md(s, marked) for s in section.sentences)
+    return f"### {number}. {md_escape(section.title)}\n\n{prose}"
+
+
+def _counter(doc: ReportDocument) -> str:
+    c = doc.counter
+    parts = [f"## {SECTION_TITLES['counter']}"]
+    if c.contested:
+        lines = []
+        for pair in c.contested:
+            second = (
+                f"**{pair.second}** “{md_escape(pair.second_text)}”"
+                if pair.second_text
+                else f"**{pair.second}** (not in this report: {md_escape(pair.second_state)})"
+            )
+            lines.append(
+                f"- **{pair.first}** “{md_escape(pair.first_text)}” ⟷ {second} — "
+                f"{md_escape(pair.reason)}"
+            )
+        parts.append("### Contested findings\n\n" + "\n".join(lines))
+    if c.contradictions:
+        rows = [
+            [x.claim, f"“{x.quote}”", x.source, x.strength or x.relation] for x in c.contradictions
+        ]
+        table = _table(["Claim", "Contradicting quote", "Source", "Judged"], rows)
+        parts.append("### Contradicting evidence\n\n" + table)
+    if c.overrides:
+        lines = []
+        for o in c.overrides:
+            lines.append(
+                f"- {o.claim}: {md_escape(o.verdict)} overridden by {md_escape(o.reviewer)} — "
+                f"“{md_escape(o.reason)}”"
+            )
+            lines += [f"  - Contrary evidence: “{md_escape(q)}”" for q in o.contrary]
+        parts.append("### Verdicts overridden by reviewers\n\n" + "\n".join(lines))
+    if len(parts) == 1:
+        parts.append(
+            "No reported claim is contested by another claim of the run, no verifier found "
+            "a contradicting quote for one, and no reviewer overrode a verdict."
+        )
+    return "\n\n".join(parts)
+
+
+def _gaps(doc: ReportDocument) -> str:
+    if not doc.gaps:
+        return (
+            f"## {SECTION_TITLES['gaps']}\n\nEvery subquestion of the plan has approved evidence."
+        )
+    rows = [
+        [
+            f"{g.key}. {g.title}",
+            g.state,
+            "; ".join(g.searched) or "nothing",
+            g.found,
+            g.would_answer,
+        ]
+        for g in doc.gaps
+    ]
+    headers = ["Subquestion", "Why it is a gap", "Searched", "Found", "What would answer it"]
+    return f"## {SECTION_TITLES['gaps']}\n\n" + _table(headers, rows)
+
+
+def _method(doc: ReportDocument) -> str:
+    lines = [*doc.appendix_d.method, *doc.answer.rule]
+    body = "\n".join(f"- {md_escape(line)}" for line in lines)
+    return f"## {SECTION_TITLES['method']}\n\n{body}"
+
+
+def verdict_cell(claim: ClaimRow) -> str:
+    confidence = "" if claim.confidence is None else f" ({claim.confidence:.2f})"
+    return f"{claim.status.upper()}{confidence}"
 
 
 def _claims(doc: ReportDocument) -> str:
-    rows = [
-        [
-            c.label,
-            c.text,
-            c.allowed_scope,
-            c.limitations,
-            "" if c.confidence is None else f"{c.confidence:.2f}",
-            ", ".join(c.evidence),
-        ]
-        for c in doc.claims
-    ]
-    headers = ["Claim", "Approved text", "Allowed scope", "Limitations", "Confidence", "Evidence"]
-    text = "## Claim register\n\n" + _table(headers, rows)
-    overrides = [c for c in doc.claims if c.override]
-    if overrides:
-        lines = ["", "Reviewer overrides (approved against the verifiers' verdict):", ""]
-        for c in overrides:
-            lines.append(f"- {c.label}: {md_escape(c.override)}")
-            lines.extend(f"  - Contrary evidence: “{md_escape(q)}”" for q in c.contrary)
-        text += "\n".join(lines) + "\n"
-    return text
+    rows = []
+    for c in doc.claims:
+        text = c.text
+        if c.allowed_scope and c.allowed_scope.lower() not in c.text.lower():
+            text += f" — scope: {c.allowed_scope}"
+        if c.limitations:
+            text += f" — limitations: {c.limitations}"
+        if c.unsupported:
+            text += f" — {UNSUPPORTED_MARK}: {c.unsupported}"
+        if c.override:
+            text += f" — reviewer override: {c.override} (see {SECTION_TITLES['counter']})"
+        rows.append([c.label, text, verdict_cell(c), ", ".join(c.evidence)])
+    headers = ["Claim", "Approved text", "Verdict (confidence)", "Quotes"]
+    return f"## {SECTION_TITLES['claims']}\n\n" + _table(headers, rows)
 
 
 def _references(doc: ReportDocument) -> str:
     lines = []
     for entry in doc.bibliography:
-        hashes = ", ".join(f"`{s.sha256}`" for s in entry.snapshots)
+        hashes = ", ".join(f"`{short(s.sha256)}`" for s in entry.snapshots)
         lines.append(
-            f"{entry.number}. \\[{entry.number}\\] {md_escape(entry.reference)} "
-            f"Snapshot sha256: {hashes}"
+            f"{entry.number}. \\[{entry.number}\\] {md_escape(entry.reference)} Snapshot {hashes}"
         )
-    return "## References\n\n" + "\n".join(lines)
+    return f"## {SECTION_TITLES['references']}\n\n" + "\n".join(lines)
+
+
+# --- appendices ------------------------------------------------------------------------
 
 
 def _appendix_a(doc: ReportDocument) -> str:
-    note = (
-        "Claims that are not in the report, with the reasons. Their text is withheld "
-        "on purpose: only approved claims are ever printed."
-    )
     rows = [
         [
             x.label,
-            x.code,
+            f"`{x.code[:8]}`",
             x.subquestion,
-            x.status,
+            x.status.upper(),
             x.review_state,
-            x.disposition,
-            "; ".join(x.reasons),
+            x.summary or "; ".join(x.reasons),
         ]
         for x in doc.appendix_a
     ]
-    headers = ["Label", "Claim code", "Subquestion", "Verdict", "Review", "Disposition", "Reasons"]
+    headers = ["Label", "Claim", "Subq.", "Verdict", "Review", "Why it is not in the report"]
     return (
-        f"## {APPENDIX_TITLES['a']}\n\n{note}\n\n"
+        f"## {APPENDIX_TITLES['a']}\n\n{EXCLUDED_NOTE}\n\n"
         + _table(headers, rows)
         + "\n\n"
         + _set_aside(doc)
     )
 
 
+def set_aside_groups(doc: ReportDocument) -> list[tuple[str, int, str, str]]:
+    """(reason, count, subquestions, labels) per reason, in order of first appearance."""
+    groups: dict[str, list[Any]] = {}
+    for row in doc.appendix_a_set_aside:
+        groups.setdefault(row.reason, []).append(row)
+    result = []
+    for reason, rows in groups.items():
+        subs = ", ".join(dict.fromkeys(r.subquestion or "—" for r in rows))
+        labels = label_ranges([r.label for r in rows])
+        result.append((reason, len(rows), subs, labels))
+    return result
+
+
+def label_ranges(labels: list[str]) -> str:
+    """M1, M2, M3, M7 -> "M1–M3, M7" (labels share one prefix letter)."""
+    prefix = labels[0][0] if labels else ""
+    runs: list[list[int]] = []
+    for n in sorted(int(label[1:]) for label in labels if label[1:].isdigit()):
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ", ".join(f"{prefix}{a}" if a == b else f"{prefix}{a}–{prefix}{b}" for a, b in runs)
+
+
 def _set_aside(doc: ReportDocument) -> str:
-    rows = [
-        [
-            m.label,
-            m.subquestion,
-            m.claim_type,
-            m.reason,
-            m.canonical_id,
-            m.snapshot_sha256,
-            "" if m.quote_start is None else f"{m.quote_start}–{m.quote_end}",
-        ]
-        for m in doc.appendix_a_set_aside
-    ]
-    headers = ["Label", "Subquestion", "Type", "Reason", "Source", "Snapshot sha256", "Offsets"]
-    return f"### {SET_ASIDE_TITLE}\n\n{SET_ASIDE_NOTE}\n\n" + _table(headers, rows)
+    rows = [[reason, count, subs, labels] for reason, count, subs, labels in set_aside_groups(doc)]
+    table = _table(["Reason", "Candidates", "Subquestions", "Labels"], rows)
+    return f"### {SET_ASIDE_TITLE}\n\n{SET_ASIDE_NOTE}\n\n{table}"
 
 
 def _appendix_b(doc: ReportDocument) -> str:
@@ -167,35 +371,57 @@ def _appendix_b(doc: ReportDocument) -> str:
         [
             e.label,
             e.claim,
-            e.quote,
-            f"[{e.source}] {e.canonical_id}",
-            e.published_date or e.fetched_at[:10],
-            e.snapshot_sha256,
-            f"{e.quote_start}–{e.quote_end}",
+            f"“{e.quote}”",
+            f"[{e.source}]",
+            f"`{short(e.snapshot_sha256)}` {e.quote_start}–{e.quote_end}",
         ]
         for e in doc.appendix_b
     ]
-    headers = ["Evidence", "Claim", "Quote", "Source", "Date", "Snapshot sha256", "Offsets"]
+    headers = ["Quote", "Claim", "Text", "Source", "Snapshot, offsets"]
     return f"## {APPENDIX_TITLES['b']}\n\n" + _table(headers, rows)
+
+
+def audit_action(row: AuditRow) -> str:
+    action = row.action + (" (text narrowed)" if row.text_changed else "")
+    action += f" (override of {row.override})" if row.override else ""
+    return action + (
+        f" (carried over from decision {row.carried_from})" if row.carried_from else ""
+    )
 
 
 def _appendix_c(doc: ReportDocument) -> str:
     rows = [
         [
-            d.at,
+            when(d.at),
             d.reviewer,
-            d.action
-            + (" (text narrowed)" if d.text_changed else "")
-            + (f" (override of {d.override})" if d.override else "")
-            + (f" (carried over from decision {d.carried_from})" if d.carried_from else ""),
+            audit_action(d),
             d.claim,
-            d.reason_code,
-            d.reason,
+            " — ".join(p for p in (d.reason_code, d.reason) if p),
         ]
         for d in doc.appendix_c
     ]
-    headers = ["When", "Reviewer", "Action", "Claim", "Reason code", "Reason"]
+    headers = ["When", "Reviewer", "Action", "Claim", "Reason"]
     return f"## {APPENDIX_TITLES['c']}\n\n" + _table(headers, rows)
+
+
+def config_words(config: dict[str, Any], prefix: str = "") -> list[str]:
+    """A run configuration as ``key: value`` phrases (nested keys joined by a dot)."""
+    phrases = []
+    for key, value in sorted(config.items()):
+        name = f"{prefix}{key}".replace("_", " ")
+        if isinstance(value, dict):
+            phrases += config_words(value, f"{prefix}{key}.")
+        elif value in (None, "", [], {}):
+            phrases.append(f"{name}: none")
+        elif isinstance(value, list):
+            phrases.append(f"{name}: {', '.join(str(v) for v in value)}")
+        else:
+            phrases.append(f"{name}: {value}")
+    return phrases
+
+
+def stage_notes(stage: StageRow) -> str:
+    return "; ".join(f"{k}: {v}" for k, v in stage.notes.items())
 
 
 def _appendix_d(doc: ReportDocument) -> str:
@@ -203,27 +429,25 @@ def _appendix_d(doc: ReportDocument) -> str:
     lines = [
         f"- Question: {md_escape(d.question)}",
         f"- Scope: {md_escape(d.scope) or '—'}",
-        f"- Plan version {d.plan_version}, sha256 `{d.plan_version_hash}`",
-        f"- Run `{d.run_code}` ({d.run_state}), configuration sha256 `{d.run_config_hash}`",
+        f"- Plan version {d.plan_version} (`{short(d.plan_version_hash)}`); run "
+        f"`{d.run_code[:8]}` ({d.run_state}), configuration `{short(d.run_config_hash)}`: "
+        + md_escape("; ".join(config_words(d.run_config))),
     ]
     for sub in d.subquestions:
-        lines.append(f"- Subquestion {md_escape(sub.key)}: {md_escape(sub.text)}")
+        mark = "" if sub.enabled else f" ({NOT_SEARCHED})"
+        lines.append(f"- Subquestion {md_escape(sub.key)}{mark}: {md_escape(sub.text)}")
         for query in sub.queries:
-            lines.append(f"  - \\[{md_escape(query.query_class)}\\] {md_escape(query.text)}")
-    for stage in d.stages:
-        notes = "; ".join(f"{k}: {v}" for k, v in stage.notes.items())
-        lines.append(f"- Stage {stage.stage}: {stage.status} {md_escape(notes)}".rstrip())
-    config = json.dumps(d.run_config, indent=2, sort_keys=True, ensure_ascii=False)
-    fence = "`" * max(3, _longest_backtick_run(config) + 1)
+            mark = "" if query.enabled or not sub.enabled else f" ({NOT_SEARCHED})"
+            lines.append(f"  - \\[{md_escape(query.query_class)}\\] {md_escape(query.text)}{mark}")
+    stages = [[stage.label or stage.stage, stage.status, stage_notes(stage)] for stage in d.stages]
     return (
         f"## {APPENDIX_TITLES['d']}\n\n"
         + "\n".join(lines)
-        + f"\n\nRun configuration:\n\n{fence}json\n{config}\n{fence}"
+        + "\n\n"
+        + _table(["Stage", "Status", "Notes"], stages)
+        + "\n\nThe full configuration, stage notes and hashes are in the bundle (run.json, "
+        "plan_version.json, manifest.json)."
     )
-
-
-def _longest_backtick_run(text: str) -> int:
-    return max((len(m) for m in re.findall(r"`+", text)), default=0)
 
 
 def _appendix_e(doc: ReportDocument) -> str:
@@ -233,7 +457,7 @@ def _appendix_e(doc: ReportDocument) -> str:
     summary = ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in e.summary.items())
     entries = "\n".join(f"- {md_escape(line)}" for line in e.entries) or "_No changes._"
     return (
-        f"## {APPENDIX_TITLES['e']}\n\nCompared with run `{e.against_run}` — "
+        f"## {APPENDIX_TITLES['e']}\n\nCompared with run `{e.against_run[:8]}` — "
         f"{summary}.\n\n{entries}"
     )
 

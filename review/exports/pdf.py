@@ -27,6 +27,10 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 PDF_TIMEOUT_S = 120
+FOOTER = (
+    '<div style="font: 7pt sans-serif; color: #5b6573; width: 100%; text-align: center;">'
+    'page <span class="pageNumber"></span> of <span class="totalPages"></span></div>'
+)
 
 
 class PdfError(ProviderError):
@@ -72,10 +76,15 @@ def _print(html: str, executable: str) -> bytes:
                 page = browser.new_page(java_script_enabled=False)
                 page.route("**/*", lambda route: route.abort())  # nothing leaves the page
                 page.set_content(html, wait_until="load")
+                # The stylesheet's @page rules set the size (A4; appendix tables on
+                # landscape pages) and margins; the footer numbers the pages.
                 return page.pdf(
                     format="A4",
                     print_background=True,
-                    margin={"top": "18mm", "bottom": "18mm", "left": "15mm", "right": "15mm"},
+                    prefer_css_page_size=True,
+                    display_header_footer=True,
+                    header_template="<span></span>",
+                    footer_template=FOOTER,
                 )
             finally:
                 browser.close()

@@ -84,6 +84,11 @@ class ClaimRow(Record):
         default_factory=list,
         description="Quotes that contradict it (credibly or possibly), shown with overrides.",
     )
+    unsupported: str = Field(
+        default="",
+        description="Empty, or why this approved claim is printed without verified support "
+        "(the verifiers' verdict; it then cites the sentence it was mined from).",
+    )
 
 
 class SnapshotRef(Record):
@@ -105,6 +110,11 @@ class BibEntry(Record):
     published_date: str
     snapshots: list[SnapshotRef]
     reference: str = Field(description="The one-line reference the report prints.")
+    year: str = Field(default="", description="Publication year; empty when the metadata lacks it.")
+    venue: str = Field(default="", description="Journal, publisher or site; empty when unknown.")
+    identifier: str = Field(
+        default="", description="How to find it: DOI, arXiv id, URL, or the corpus and document id."
+    )
 
 
 class EvidencePassage(Record):
@@ -150,6 +160,9 @@ class ExcludedRow(Record):
     review_state: str
     disposition: str
     reasons: list[str] = Field(description="Redacted against every withheld text.")
+    summary: str = Field(
+        default="", description="The reasons in one line, verifier internals left out."
+    )
 
 
 class SetAsideRow(Record):
@@ -189,12 +202,14 @@ class PlanQueryRow(Record):
     key: str
     text: str
     query_class: str
+    enabled: bool = Field(default=True, description="False: disabled in the plan, not searched.")
 
 
 class PlanSubquestionRow(Record):
     key: str
     text: str
     queries: list[PlanQueryRow]
+    enabled: bool = Field(default=True, description="False: disabled in the plan, not searched.")
 
 
 def sorted_keys(value: dict[str, Any]) -> dict[str, Any]:
@@ -208,6 +223,7 @@ class StageRow(Record):
     round: int
     status: str
     notes: dict[str, Any]
+    label: str = Field(default="", description='In words: "Searching (follow-up round 1)".')
 
     _notes = field_validator("notes")(sorted_keys)
 
@@ -248,6 +264,120 @@ class CheckAppendix(Record):
     findings: list[CheckFinding]
 
 
+# --- the answer: bottom line, evidence table, counter-evidence, gaps ---------------------
+
+
+class CountRow(Record):
+    """A number the bottom line prints and exactly what it counts."""
+
+    value: int
+    what: str = Field(description='What is counted, e.g. "randomized controlled trials".')
+    claims: list[str] = Field(description="Labels of the approved claims behind the count.")
+    sources: list[int] = Field(description="Bibliography numbers of the sources counted.")
+
+
+class AnswerSentenceRow(Record):
+    text: str
+    claims: list[str] = Field(description="Labels of the approved claims it rests on.")
+    claim_codes: list[str]
+    citations: list[int] = Field(description="Bibliography numbers of their sources.")
+    counts: list[CountRow] = Field(
+        default_factory=list, description="Every count the sentence prints, with its backing."
+    )
+
+
+CONSENSUS_LABELS = {
+    "supports": "supports",
+    "mixed": "mixed",
+    "against": "against",
+    "insufficient": "insufficient",
+    "not-rated": "not rated",
+}
+
+
+class BottomLineRow(Record):
+    """What the approved evidence says on the question (key "") or one subquestion."""
+
+    key: str
+    title: str
+    consensus: str = Field(description="supports, mixed, against, insufficient or not-rated.")
+    weight_for: float = 0.0
+    weight_against: float = 0.0
+    sentences: list[AnswerSentenceRow] = Field(default_factory=list)
+
+    @property
+    def consensus_label(self) -> str:
+        return CONSENSUS_LABELS.get(self.consensus, self.consensus)
+
+
+class AnswerSection(Record):
+    question: BottomLineRow | None = None
+    subquestions: list[BottomLineRow] = Field(default_factory=list)
+    rule: list[str] = Field(default_factory=list, description="The consensus rule, in words.")
+    mode: str = Field(default="extractive", description='"extractive", "llm" or "llm-fallback".')
+
+
+class SourceRow(Record):
+    """One source of the evidence table: what it is and what its approved claims state."""
+
+    number: int = Field(description="Bibliography number.")
+    title: str
+    year: str = Field(description="Empty when the metadata has none.")
+    design: str = Field(description="Study design in words; empty when not stated.")
+    population: str
+    intervention: str
+    outcome: str
+    direction: str = Field(description="Direction of the effect as stated, in words.")
+    effect: str = Field(description="Effect sizes as stated (extracted from approved text).")
+    claims: list[str] = Field(description="Labels of the approved claims it grounds.")
+
+
+class ContestedRow(Record):
+    """Two claims reporting conflicting findings; an excluded side is named, not quoted."""
+
+    first: str
+    first_text: str
+    second: str
+    second_text: str = Field(description="Empty when that claim is not in the report.")
+    second_state: str = Field(default="", description="Why the second is not printed.")
+    reason: str
+
+
+class ContradictionRow(Record):
+    """A quote that contradicts a reported claim (redacted against withheld wording)."""
+
+    claim: str
+    quote: str
+    source: str = Field(description="[n] when the source is cited, else its identifier.")
+    relation: str
+    strength: str = Field(default="", description="How credible the verifiers found it.")
+
+
+class OverrideRow(Record):
+    claim: str
+    verdict: str
+    reviewer: str
+    reason: str
+    contrary: list[str] = Field(default_factory=list)
+
+
+class CounterSection(Record):
+    contested: list[ContestedRow] = Field(default_factory=list)
+    contradictions: list[ContradictionRow] = Field(default_factory=list)
+    overrides: list[OverrideRow] = Field(default_factory=list)
+
+
+class GapRow(Record):
+    """A subquestion the report cannot answer from approved evidence."""
+
+    key: str
+    title: str
+    state: str = Field(description="Why it is a gap, in words.")
+    searched: list[str] = Field(description="The queries run for it (none when disabled).")
+    found: str = Field(description="What the search and mining found, in words.")
+    would_answer: str = Field(description="What kind of evidence would answer it.")
+
+
 class ReportDocument(Record):
     format: str = FORMAT
     header: Header
@@ -262,6 +392,10 @@ class ReportDocument(Record):
     appendix_d: PlanAppendix
     appendix_e: DiffAppendix
     check: CheckAppendix
+    answer: AnswerSection = Field(default_factory=AnswerSection)
+    evidence_table: list[SourceRow] = Field(default_factory=list)
+    counter: CounterSection = Field(default_factory=CounterSection)
+    gaps: list[GapRow] = Field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """What ``Report.outline`` stores."""

@@ -32,7 +32,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "app services",
         (
             r"research\.services(\..+)?$",
-            r"review\.(services|reports|diff|exports|signing|rundiffs|shadow|fragments)",
+            r"review\.(services|reports|diff|exports|signing|rundiffs|shadow|fragments|preview)",
         ),
     ),
     ("stages", (r"research\.stages(\..+)?$",)),

@@ -340,6 +340,11 @@ def test_it_refuses_an_undeclared_transition(author, library):
 def test_it_says_which_models_a_stage_ran_without(author, library, settings):
     settings.RERANKER_MODEL = ""
 
-    run = run_until(start(author, library), RunState.INGESTING)
+    run = run_until(start(author, library), RunState.MINING)
 
-    assert run.checkpoints.get(stage="searching").notes.get("reranker", "").startswith("none")
+    retrieving = run.checkpoints.filter(stage="retrieving").order_by("round").first()
+    assert retrieving is not None
+    assert retrieving.notes["reranker"].startswith("none (RERANKER_MODEL is not set)")
+    assert "reranker_reason" not in retrieving.notes
+    # Said once per run, on the stage that ranks passages: not on every searching round.
+    assert all("reranker" not in cp.notes for cp in run.checkpoints.filter(stage="searching"))

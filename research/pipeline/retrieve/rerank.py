@@ -50,3 +50,21 @@ def rerank(
     for rank, hit in enumerate(scored, start=1):
         hit.ranks = {**hit.ranks, RERANK: rank}
     return scored + tail, {"reranker": reranker.label}
+
+
+# The notes ``rerank`` returns; the run records them once, on its retrieving stage.
+RANKING_NOTES = frozenset({"reranker", "reranker_reason"})
+
+
+def ranking_notes(notes: dict[str, str]) -> dict[str, str]:
+    """A stage's notes with the reranker's two notes said in one line of words."""
+    kept = {key: text for key, text in notes.items() if key not in RANKING_NOTES}
+    if notes.get("reranker") == "none":
+        reason = notes.get("reranker_reason") or "not configured"
+        kept["reranker"] = (
+            f"none ({reason}): library search and passage retrieval were ranked by "
+            "BM25 + dense fusion only"
+        )
+    elif notes.get("reranker"):
+        kept["reranker"] = notes["reranker"]
+    return kept
