@@ -50,9 +50,9 @@ def unsupported_reason(claim: Claim) -> str:
         return ""
     verdict = claim.get_status_display()
     if supported:
-        return f"approved by a reviewer although the verifiers found it {verdict}"
+        return f"approved by a reviewer against the verifiers' verdict {verdict}"
     return (
-        f"approved by a reviewer although the verifiers found it {verdict}: no verified "
+        f"approved by a reviewer against the verifiers' verdict {verdict}: no verified "
         "supporting quote, so it cites the sentence it was mined from"
     )
 
@@ -83,10 +83,10 @@ def left_out_reason(claim: Claim) -> str:
         return "rejected by a reviewer"
     if claim.review_state == ReviewState.NARROWED:
         return "narrowed, and the narrowed text is not approved yet"
+    if claim.review_state == ReviewState.OVERRIDING:
+        return "an override awaiting a second reviewer's confirmation"
     if claim.review_state == ReviewState.APPROVED:
-        if claim.status == Verdict.FAIL:
-            return "approved, but it failed verification: a failed claim is not printed"
-        return "approved, but the approval is not of its current text"
+        return "approved, but not as an approval of its current text that the rules accept"
     if claim.status == Verdict.FAIL:
         return "failed verification and not approved"
     return "not reviewed: only approved claims are printed"

@@ -108,13 +108,13 @@ def test_it_says_before_building_what_the_report_prints_and_leaves_out(
     uncertain = claim_from_source(
         run, UNCERTAIN, title="Vitamin K trial", sub=sub, status=Verdict.UNCERTAIN
     )
-    review_services.do_approve_claim(reviewer, uncertain, uncertain.version, note="plausible")
+    review_services.do_approve_claim(reviewer, uncertain, uncertain.version, note="plausible, one trial reports it")
     client.force_login(reviewer)
     html = client.get(reverse("review-list-reports", args=[run.code])).content.decode()
     preview = html[html.index('id="report-preview"') :]
     assert "<strong>2</strong> approved claims with a verified supporting quote" in preview
     assert "<strong>1</strong> approved claim without verified support" in preview
-    assert UNCERTAIN in preview and "found it UNCERTAIN" in preview
+    assert UNCERTAIN in preview and "verdict UNCERTAIN" in preview
     left_out = re.findall(r'<span class="preview-left-out">([^<]+)</span>', preview)
     assert left_out == [
         "2 rejected by a reviewer",
@@ -130,14 +130,14 @@ def test_it_prints_an_approved_uncertain_claim_marked_instead_of_dropping_it(
     )
     # The verifiers judged the anchor insufficient: no supporting quote at all.
     uncertain.evidence.update(relation="insufficient")
-    review_services.do_approve_claim(reviewer, uncertain, uncertain.version, note="plausible")
+    review_services.do_approve_claim(reviewer, uncertain, uncertain.version, note="plausible, one trial reports it")
 
     report = reports.do_build_report(run, author)
 
     document = reports.report_document(report)
     assert str(uncertain.code) in report.claim_codes
     [row] = [c for c in document.claims if c.code == str(uncertain.code)]
-    assert "found it UNCERTAIN" in row.unsupported
+    assert "verdict UNCERTAIN" in row.unsupported
     [evidence] = [e for e in document.appendix_b if e.claim_code == str(uncertain.code)]
     assert evidence.quote == UNCERTAIN and evidence.relation == "insufficient"
     assert str(uncertain.code) not in {x.code for x in document.appendix_a}
