@@ -216,6 +216,8 @@ def _section(number: int, section: SectionRow, marked: set[str]) -> str:
 
 
 def _counter(doc: ReportDocument) -> str:
+    if not doc.answered:
+        return ""
     c = doc.counter
     parts = [f"## {SECTION_TITLES['counter']}"]
     if c.contested:
@@ -255,6 +257,8 @@ def _counter(doc: ReportDocument) -> str:
 
 
 def _gaps(doc: ReportDocument) -> str:
+    if not doc.answered:
+        return ""
     if not doc.gaps:
         return (
             f"## {SECTION_TITLES['gaps']}\n\nEvery subquestion of the plan has approved evidence."
@@ -295,7 +299,8 @@ def _claims(doc: ReportDocument) -> str:
         if c.unsupported:
             text += f" — {UNSUPPORTED_MARK}: {c.unsupported}"
         if c.override:
-            text += f" — reviewer override: {c.override} (see {SECTION_TITLES['counter']})"
+            see = f" (see {SECTION_TITLES['counter']})" if doc.answered else ""
+            text += f" — reviewer override: {c.override}{see}"
         rows.append([c.label, text, verdict_cell(c), ", ".join(c.evidence)])
     headers = ["Claim", "Approved text", "Verdict (confidence)", "Quotes"]
     return f"## {SECTION_TITLES['claims']}\n\n" + _table(headers, rows)

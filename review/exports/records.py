@@ -415,6 +415,13 @@ class ReportDocument(Record):
         except ValidationError as exc:
             raise UnsupportedDocument(f"the stored report document is malformed: {exc}") from exc
 
+    @property
+    def answered(self) -> bool:
+        """Whether the answer sections (bottom line, evidence table, counter-evidence,
+        gaps) were built with this document; renderers print none of them otherwise,
+        rather than an empty section that would read as "nothing was found"."""
+        return self.answer.question is not None
+
     def cited_claim_codes(self) -> set[str]:
         return {
             code for s in self.sections for sentence in s.sentences for code in sentence.claim_codes

@@ -4,6 +4,8 @@ request fails (the favicon included). Real daphne, real Chromium."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from pypdf import PdfReader
 
@@ -27,7 +29,9 @@ def reported_run(author, reviewer):
     """A plan with an earlier run and a reviewed, reported later run diffed against it."""
     from tests.factories import make_plan
 
-    plan = make_plan(author, question="Which everyday habits protect the heart?", members=(reviewer,))
+    plan = make_plan(
+        author, question="Which everyday habits protect the heart?", members=(reviewer,)
+    )
     make_run(plan)
     run = make_run(plan)
     sub = run.plan_version.subquestions.first()
@@ -64,7 +68,8 @@ def test_it_reaches_report_exports_and_run_diff_from_the_plan_page_by_links(
     reported_run, server, tmp_path
 ):
     plan, run = reported_run
-    with chromium_page() as page:
+    with chromium_page() as opened:
+        page: Any = opened
         page.set_viewport_size(VIEWPORT)
         failures = failed_requests(page)
         login(page, server, "reviewer")

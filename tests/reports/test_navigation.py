@@ -108,7 +108,9 @@ def test_it_says_before_building_what_the_report_prints_and_leaves_out(
     uncertain = claim_from_source(
         run, UNCERTAIN, title="Vitamin K trial", sub=sub, status=Verdict.UNCERTAIN
     )
-    review_services.do_approve_claim(reviewer, uncertain, uncertain.version, note="plausible, one trial reports it")
+    review_services.do_approve_claim(
+        reviewer, uncertain, uncertain.version, note="plausible, one trial reports it"
+    )
     client.force_login(reviewer)
     html = client.get(reverse("review-list-reports", args=[run.code])).content.decode()
     preview = html[html.index('id="report-preview"') :]
@@ -130,7 +132,9 @@ def test_it_prints_an_approved_uncertain_claim_marked_instead_of_dropping_it(
     )
     # The verifiers judged the anchor insufficient: no supporting quote at all.
     uncertain.evidence.update(relation="insufficient")
-    review_services.do_approve_claim(reviewer, uncertain, uncertain.version, note="plausible, one trial reports it")
+    review_services.do_approve_claim(
+        reviewer, uncertain, uncertain.version, note="plausible, one trial reports it"
+    )
 
     report = reports.do_build_report(run, author)
 

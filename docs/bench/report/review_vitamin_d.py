@@ -3,7 +3,8 @@ and export its report.
 
 Run from a worktree (SciFact snapshot in .data/pg, the vitamin D run done):
 
-    .venv/bin/python manage.py shell -c "exec(open('docs/bench/report/review_vitamin_d.py').read()); main('RUN_CODE', 'OUT_DIR')"
+    .venv/bin/python manage.py shell -c \\
+      "exec(open('docs/bench/report/review_vitamin_d.py').read()); main('RUN', 'OUT')"
 
 How the decisions are made (the same rules a reviewer applies reading the ledger):
 
@@ -30,6 +31,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from django.contrib.auth import get_user_model
 
@@ -74,7 +76,7 @@ def decide(claim: Claim) -> tuple[str, str]:
     return "reject:unsupported", "no quote states it"
 
 
-def apply(claim: Claim, user, action: str, detail: str) -> str:
+def apply(claim: Claim, user: Any, action: str, detail: str) -> str:
     claim.refresh_from_db()
     if action == "approve":
         review.do_approve_claim(user, claim, claim.version, note=detail)
@@ -83,7 +85,9 @@ def apply(claim: Claim, user, action: str, detail: str) -> str:
     elif action == "narrow":
         review.do_narrow_claim(user, claim, claim.version, detail, reason="narrowed to the quote")
         claim.refresh_from_db()
-        refusal = review.approval_refusal(claim, user, review.gate_policy(claim.run.plan_version.plan))
+        refusal = review.approval_refusal(
+            claim, user, review.gate_policy(claim.run.plan_version.plan)
+        )
         if refusal:
             review.do_reject_claim(user, claim, claim.version, "unsupported", refusal)
             return "narrow+reject"
@@ -107,8 +111,15 @@ def main(run_code: str, out_dir: str, username: str = "runplan") -> None:
         except review.DecisionRefused as exc:
             review.do_reject_claim(user, claim, claim.version, "unsupported", str(exc)[:200])
             done = f"refused ({exc}); rejected"
-        log.append({"claim": str(claim.code), "status": claim.status, "text": claim.text,
-                    "action": done, "detail": detail})
+        log.append(
+            {
+                "claim": str(claim.code),
+                "status": claim.status,
+                "text": claim.text,
+                "action": done,
+                "detail": detail,
+            }
+        )
     (out / "decisions.json").write_text(json.dumps(log, indent=1))
     reports.check_request_report(user, run, enqueue=False)
     run = runner.run_to_end(run.code)
