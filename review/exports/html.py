@@ -23,6 +23,9 @@ def report_context(doc: ReportDocument) -> dict[str, Any]:
         "built": md.when(doc.header.created_at),
         "marked": {claim.label for claim in doc.claims if claim.unsupported},
         "unsupported_mark": md.UNSUPPORTED_MARK,
+        "overrides_title": md.OVERRIDES_TITLE,
+        # Listed under the register until the counter-evidence section lists them.
+        "overrides_in_register": [] if doc.answered else [c for c in doc.claims if c.override],
         "evidence_table_note": md.EVIDENCE_TABLE_NOTE,
         "excluded_note": md.EXCLUDED_NOTE,
         "set_aside_title": md.SET_ASIDE_TITLE,

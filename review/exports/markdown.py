@@ -52,6 +52,7 @@ EVIDENCE_TABLE_NOTE = (
     "means not stated (nothing is inferred)."
 )
 UNSUPPORTED_MARK = "approved without verified support"
+OVERRIDES_TITLE = "Reviewer overrides (approved against the verifiers' verdict)"
 NOT_SEARCHED = "disabled in the plan: not searched"
 
 SET_ASIDE_TITLE = "Set aside at mining"
@@ -247,7 +248,7 @@ def _counter(doc: ReportDocument) -> str:
                 f"“{md_escape(o.reason)}”"
             )
             lines += [f"  - Contrary evidence: “{md_escape(q)}”" for q in o.contrary]
-        parts.append("### Verdicts overridden by reviewers\n\n" + "\n".join(lines))
+        parts.append(f"### {OVERRIDES_TITLE}\n\n" + "\n".join(lines))
     if len(parts) == 1:
         parts.append(
             "No reported claim is contested by another claim of the run, no verifier found "
@@ -303,7 +304,15 @@ def _claims(doc: ReportDocument) -> str:
             text += f" — reviewer override: {c.override}{see}"
         rows.append([c.label, text, verdict_cell(c), ", ".join(c.evidence)])
     headers = ["Claim", "Approved text", "Verdict (confidence)", "Quotes"]
-    return f"## {SECTION_TITLES['claims']}\n\n" + _table(headers, rows)
+    text = f"## {SECTION_TITLES['claims']}\n\n" + _table(headers, rows)
+    overrides = [c for c in doc.claims if c.override]
+    if overrides and not doc.answered:  # else listed under counter-evidence
+        lines = [f"{OVERRIDES_TITLE}:", ""]
+        for c in overrides:
+            lines.append(f"- {c.label}: {md_escape(c.override)}")
+            lines.extend(f"  - Contrary evidence: “{md_escape(q)}”" for q in c.contrary)
+        text += "\n\n" + "\n".join(lines)
+    return text
 
 
 def _references(doc: ReportDocument) -> str:
