@@ -5,7 +5,9 @@ from django.contrib import admin
 from ledger.models import (
     Candidate,
     Claim,
+    ContestedPair,
     Disposition,
+    EvidenceGap,
     EvidenceLink,
     Library,
     LibraryMember,
@@ -13,6 +15,7 @@ from ledger.models import (
     SearchHit,
     Snapshot,
     Source,
+    SourceProfile,
     SparseDocument,
     SparseStats,
     Upload,
@@ -113,3 +116,19 @@ class SparseStatsAdmin(ReadOnlyAdmin):
 class SparseDocumentAdmin(ReadOnlyAdmin):
     list_display = ["passage", "kind", "length"]
     raw_id_fields = ["passage"]
+
+
+@admin.register(SourceProfile)
+class SourceProfileAdmin(ReadOnlyAdmin):
+    list_display = ["source", "design", "design_cue", "age_text", "population", "year"]
+    list_filter = ["design"]
+
+
+@admin.register(ContestedPair)
+class ContestedPairAdmin(ReadOnlyAdmin):
+    list_display = ["run", "claim", "other", "reason"]
+
+
+@admin.register(EvidenceGap)
+class EvidenceGapAdmin(ReadOnlyAdmin):
+    list_display = ["run", "subquestion", "passages", "candidates", "best_relevance", "reason"]

@@ -395,6 +395,71 @@ class ClaimType(models.TextChoices):
     RECOMMENDATION = "recommendation"
 
 
+class StudyDesign(models.TextChoices):
+    """What kind of study a source reports (``research.pipeline.claims.design``)."""
+
+    META_ANALYSIS = "meta-analysis", "meta-analysis"
+    SYSTEMATIC_REVIEW = "systematic-review", "systematic review"
+    RCT = "rct", "randomized controlled trial"
+    COHORT = "cohort", "cohort study"
+    CASE_CONTROL = "case-control", "case-control study"
+    CROSS_SECTIONAL = "cross-sectional", "cross-sectional study"
+    CASE_REPORT = "case-report", "case report or series"
+    NARRATIVE_REVIEW = "narrative-review", "narrative review"
+    GUIDELINE = "guideline", "guideline"
+    ANIMAL = "animal", "animal study"
+    IN_VITRO = "in-vitro", "in vitro study"
+
+
+class SentenceRole(models.TextChoices):
+    """What a mined sentence does in its document (``research.pipeline.claims.roles``)."""
+
+    RESULT = "result"
+    CONCLUSION = "conclusion"
+    STATEMENT = "statement"
+    METHOD = "method"
+    DESIGN = "design"
+    AIM = "aim"
+    BACKGROUND = "background"
+    BOILERPLATE = "boilerplate"
+    QUESTION = "question"
+    FRAGMENT = "fragment"
+
+
+class Direction(models.TextChoices):
+    """Which way a finding goes, as it states it (``research.pipeline.claims.facets``)."""
+
+    INCREASES = "increases"
+    DECREASES = "decreases"
+    NO_EFFECT = "no effect"
+    ASSOCIATED = "associated"
+    NOT_ASSOCIATED = "not associated"
+
+
+class SourceProfile(models.Model):
+    """A source's study design and population as its text states them (written at mining)."""
+
+    source = models.OneToOneField(Source, on_delete=models.CASCADE, related_name="profile")
+    design = models.CharField(max_length=20, choices=StudyDesign.choices, blank=True)
+    design_cue = models.CharField(max_length=120, blank=True, help_text="The words that decided.")
+    humans = models.BooleanField(null=True, blank=True, help_text="None: the text does not say.")
+    age_min = models.FloatField(null=True, blank=True)
+    age_max = models.FloatField(null=True, blank=True)
+    age_text = models.CharField(max_length=80, blank=True, help_text="The ages as stated.")
+    population = models.CharField(max_length=120, blank=True)
+    year = models.PositiveSmallIntegerField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [
+            # Report and ledger grouping by design: WHERE design = %s.
+            models.Index(fields=["design"], name="sourceprofile_design"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_id}: {self.design or 'design not stated'}"
+
+
 class Claim(models.Model):
     """An atomic proposition: the unit of truth, verified and reviewed as a capsule."""
 
@@ -447,6 +512,31 @@ class Claim(models.Model):
         blank=True,
         help_text="The counter-evidence stage's queries and pool sizes; empty until it ran.",
     )
+    # What mining found out about the finding (research.pipeline.claims).
+    relevance = models.FloatField(
+        null=True, blank=True, help_text="0–1: how much it bears on the question and subquestion."
+    )
+    relevance_parts = models.JSONField(
+        default=dict, blank=True, help_text="The relevance score's parts (dense, lexical, …)."
+    )
+    rank = models.PositiveIntegerField(
+        null=True, blank=True, help_text="1 = the run's most relevant claim."
+    )
+    role = models.CharField(max_length=12, choices=SentenceRole.choices, blank=True)
+    study_design = models.CharField(
+        max_length=20,
+        choices=StudyDesign.choices,
+        blank=True,
+        help_text="The strongest design among its sources.",
+    )
+    population = models.TextField(blank=True, help_text="Who, as stated.")
+    intervention = models.TextField(blank=True, help_text="The intervention or exposure.")
+    outcome = models.TextField(blank=True)
+    direction = models.CharField(max_length=16, choices=Direction.choices, blank=True)
+    effect = models.TextField(blank=True, help_text="The effect size as stated.")
+    year = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Publication year, when the source metadata has one."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -458,6 +548,11 @@ class Claim(models.Model):
         indexes = [
             # Ledger view: WHERE run_id = %s AND status = %s ORDER BY pk.
             models.Index(fields=["run", "status"], name="claim_run_status"),
+            # Ledger sorted by relevance and the report's top findings: WHERE run_id = %s
+            # ORDER BY rank.
+            models.Index(fields=["run", "rank"], name="claim_run_rank"),
+            # Report grouping by design: WHERE run_id = %s AND study_design = %s.
+            models.Index(fields=["run", "study_design"], name="claim_run_design"),
             # Ledger full-text search: text ILIKE '%term%'.
             GinIndex(name="claim_text_trgm", fields=["text"], opclasses=["gin_trgm_ops"]),
         ]
@@ -600,6 +695,11 @@ class Candidate(models.Model):
     quote_start = models.PositiveIntegerField(null=True, blank=True)
     quote_end = models.PositiveIntegerField(null=True, blank=True)
     origin = models.CharField(max_length=80, blank=True, help_text="rules or llm:<model>.")
+    relevance = models.FloatField(
+        null=True, blank=True, help_text="0–1 against the question and subquestion."
+    )
+    role = models.CharField(max_length=12, choices=SentenceRole.choices, blank=True)
+    study_design = models.CharField(max_length=20, choices=StudyDesign.choices, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -619,6 +719,62 @@ class Candidate(models.Model):
 
     def __str__(self) -> str:
         return f"{self.state}: {self.text[:70]}"
+
+
+class ContestedPair(models.Model):
+    """Two claims of a run that report conflicting findings on the same thing.
+
+    Both stay claims (each verified on its own); the reviewer sees them side by side.
+    ``claim`` is the one with the lower primary key.
+    """
+
+    run = models.ForeignKey("research.Run", on_delete=models.CASCADE, related_name="contested")
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="contested_as_first")
+    other = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="contested_as_second")
+    reason = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "claim", "other"]
+        constraints = [
+            models.UniqueConstraint(fields=["claim", "other"], name="contested_unique_pair"),
+            models.CheckConstraint(
+                condition=models.Q(claim__lt=models.F("other")), name="contested_ordered_pair"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.claim_id} vs {self.other_id}"
+
+
+class EvidenceGap(models.Model):
+    """A subquestion for which mining found no relevant finding, and what was searched."""
+
+    run = models.ForeignKey("research.Run", on_delete=models.CASCADE, related_name="gaps")
+    subquestion = models.ForeignKey(
+        "research.Subquestion",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="gaps",
+    )
+    queries = models.JSONField(default=list, blank=True, help_text="The queries searched.")
+    passages = models.PositiveIntegerField(default=0, help_text="Passages read.")
+    candidates = models.PositiveIntegerField(default=0, help_text="Sentences considered.")
+    best_relevance = models.FloatField(null=True, blank=True)
+    reason = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "subquestion"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "subquestion"], name="gap_unique_subquestion", nulls_distinct=False
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"gap: {self.reason[:60]}"
 
 
 class Disposition(models.Model):

@@ -8,23 +8,33 @@ over ``linked_items``. The writers are in ``ledger.services``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 
 from ledger.models import (
     Candidate,
     CandidateState,
     Claim,
+    ContestedPair,
     DispositionState,
+    EvidenceGap,
     EvidenceLink,
     Passage,
     Pool,
+    Snapshot,
+    Source,
+    SparseStats,
+    SparseTerm,
     Verdict,
     VerifierVote,
 )
 from research.models import Run
+from research.pipeline.claims.design import TEXT_CHARS
 from research.pipeline.claims.records import PassageInput
+from research.pipeline.claims.relevance import idf_of
+from research.pipeline.claims.roles import label_role, label_spans
 from research.pipeline.counter import CounterRecord
 from research.pipeline.retrieve.records import Hit
 from research.pipeline.text import normalize_text
@@ -55,6 +65,25 @@ def _relative_sentences(passage: Passage) -> tuple[tuple[int, int], ...]:
     return tuple(spans)
 
 
+LABEL_WINDOW = 3000  # how far before a passage its structure label is looked for
+
+
+def label_in_force(passage: Passage) -> str:
+    """The structure label or heading the passage's first sentence sits under ('' if none).
+
+    The last inline label ("RESULTS", "Conclusions:") in the text before the passage, else
+    the innermost heading of its section path that names a part of a report.
+    """
+    before = passage.snapshot.text[max(0, passage.start - LABEL_WINDOW) : passage.start]
+    spans = label_spans(before)
+    if spans:
+        return spans[-1].label
+    for heading in reversed([h.strip() for h in passage.section_path.split(" > ")]):
+        if heading and label_role(heading):
+            return heading
+    return ""
+
+
 def passage_input(passage: Passage, score: float = 0.0) -> PassageInput:
     source = passage.source
     return PassageInput(
@@ -67,12 +96,29 @@ def passage_input(passage: Passage, score: float = 0.0) -> PassageInput:
         publisher=source.publisher,
         cluster=source.cluster,
         score=score,
+        title=source.title,
+        label=label_in_force(passage),
     )
 
 
+def superseded_passages(passage_ids: Iterable[int]) -> set[int]:
+    """Those of ``passage_ids`` whose snapshot is no longer their source's latest: a source
+    ingested again keeps its old snapshot's passages (evidence links point at them), but a
+    finding is mined from what the source says now."""
+    latest = (
+        Snapshot.objects.filter(source_id=OuterRef("source_id"))
+        .order_by("-fetched_at", "-pk")
+        .values("pk")[:1]
+    )
+    rows = Passage.objects.filter(pk__in=list(passage_ids)).exclude(snapshot_id=latest)
+    return set(rows.values_list("pk", flat=True))
+
+
 def passage_inputs(scores: dict[int, float]) -> list[PassageInput]:
-    """The passages of ``scores`` (id -> score) as mining input, in the given order."""
-    by_id = _passages().in_bulk(list(scores))
+    """The passages of ``scores`` (id -> score) as mining input, in the given order (with
+    their snapshots' text: the structure label before a passage is read from it)."""
+    rows = Passage.objects.select_related("source", "snapshot").defer("embedding", "snapshot__raw")
+    by_id = rows.in_bulk(list(scores))
     return [passage_input(by_id[i], scores[i]) for i in scores if i in by_id]
 
 
@@ -89,6 +135,36 @@ def _links(links: QuerySet[EvidenceLink]) -> QuerySet[EvidenceLink]:
     return links.select_related("passage__source", "passage__snapshot", "snapshot").defer(
         *(f"passage__{field}" for field in _HEAVY), "snapshot__raw", "snapshot__text"
     )
+
+
+@dataclass(frozen=True)
+class SourceText:
+    """What a source's study design and population are read from."""
+
+    canonical_id: str
+    title: str
+    text: str  # the start of its latest snapshot's text
+    year: int | None
+
+
+def source_texts(canonical_ids: Iterable[str]) -> list[SourceText]:
+    out = []
+    for source in Source.objects.filter(canonical_id__in=list(canonical_ids)).order_by("pk"):
+        snapshot = source.snapshots.order_by("-fetched_at", "-pk").first()
+        text = snapshot.text[:TEXT_CHARS] if snapshot else ""
+        year = source.published_date.year if source.published_date else None
+        out.append(SourceText(source.canonical_id, source.title, text, year))
+    return out
+
+
+def term_idf(terms: Iterable[str], kind: str = "chunk") -> dict[str, float]:
+    """BM25 idf of each analyzed term in the library index of that passage kind."""
+    wanted = set(terms)
+    stats = SparseStats.objects.filter(kind=kind).first()
+    if stats is None or not wanted:
+        return {}
+    df = dict(SparseTerm.objects.filter(kind=kind, term__in=wanted).values_list("term", "df"))
+    return idf_of({t: df.get(t, 0) for t in wanted}, stats.documents)
 
 
 def evidence_item(
@@ -204,6 +280,57 @@ def gathered_pools(claim: Claim) -> Pools:
         support=tuple(pools[PoolName.SUPPORT]),
         refute=tuple(pools[PoolName.REFUTE]),
         background=tuple(pools[PoolName.BACKGROUND]),
+    )
+
+
+# --- what mining found out about a run ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Contest:
+    """The other side of a contested pair, as one claim's page shows it."""
+
+    other: Claim
+    reason: str
+
+
+def contested_partners(claims: Iterable[Claim]) -> dict[int, list[Contest]]:
+    """Claim id -> the claims it is contested with (both directions of every pair)."""
+    ids = [c.pk for c in claims]
+    pairs = ContestedPair.objects.filter(Q(claim_id__in=ids) | Q(other_id__in=ids)).select_related(
+        "claim", "other"
+    )
+    found: dict[int, list[Contest]] = {}
+    for pair in pairs.order_by("pk"):
+        found.setdefault(pair.claim_id, []).append(Contest(pair.other, pair.reason))
+        found.setdefault(pair.other_id, []).append(Contest(pair.claim, pair.reason))
+    return found
+
+
+def contested_pairs(run: Run) -> list[ContestedPair]:
+    return list(
+        ContestedPair.objects.filter(run=run).select_related("claim", "other").order_by("pk")
+    )
+
+
+def found_elsewhere(run: Run) -> dict[str, int]:
+    """Subquestion key -> how many claims kept under another subquestion its own search
+    found too (merged candidates): findings that answer it, listed elsewhere."""
+    rows = (
+        Candidate.objects.filter(run=run, state=CandidateState.MERGED, claim__isnull=False)
+        .exclude(claim__subquestion=F("subquestion"))
+        .values("subquestion__key")
+        .annotate(n=Count("claim", distinct=True))
+    )
+    return {row["subquestion__key"]: row["n"] for row in rows if row["subquestion__key"]}
+
+
+def evidence_gaps(run: Run) -> list[EvidenceGap]:
+    """The run's subquestions mining found no relevant finding for, in plan order."""
+    return list(
+        EvidenceGap.objects.filter(run=run)
+        .select_related("subquestion")
+        .order_by("subquestion__position", "pk")
     )
 
 

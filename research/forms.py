@@ -145,6 +145,15 @@ class MoveForm(KeyedForm):
         return -1 if self.cleaned_data["direction"] == "up" else 1
 
 
+class ScopeForm(VersionedForm):
+    scope = forms.CharField(
+        required=False,
+        max_length=MAX_SCOPE_CHARS,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Population, setting, study designs preferred, years; mining applies it.",
+    )
+
+
 class SettingsForm(VersionedForm):
     queries = forms.IntegerField(
         min_value=1, max_value=2000, label="Query budget", error_messages=_min_one("query budget")
@@ -167,6 +176,13 @@ class SettingsForm(VersionedForm):
         max_value=100,
         label="Hits per query",
         error_messages=_min_one("hits per query"),
+    )
+    claims = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=500,
+        label="Claims kept",
+        error_messages=_min_one("claims budget"),
     )
     source_classes = forms.MultipleChoiceField(
         choices=SOURCE_CLASS_CHOICES, widget=forms.CheckboxSelectMultiple, required=False
@@ -205,6 +221,9 @@ EDIT_FORMS: dict[str, type[forms.Form]] = {
     "add_query": AddQueryForm,
     "edit_query": EditQueryForm,
     "toggle_query": KeyedForm,
+    "delete_subquestion": KeyedForm,
+    "delete_query": KeyedForm,
+    "scope": ScopeForm,
     "move_query": MoveForm,
     "settings": SettingsForm,
 }

@@ -250,6 +250,7 @@ class Retriever:
             head_size = max(head_size, self.config.head)
         if request.mode == "hybrid+rerank" and self.reranker is not None:
             head_size = max(head_size, self.config.rerank_top_n)
+        fused = current_only(fused)
         head = load_hits(fused[:head_size], embeddings=request.diversity is not None)
         timings["load_ms"] = _ms(clock)
         notes: dict[str, str] = {}
@@ -371,6 +372,27 @@ SELECT p.id, p.snapshot_id, p.source_id, p.kind, p.start, p."end", p.section_pat
   FROM ledger_passage p JOIN ledger_source s ON s.id = p.source_id
  WHERE p.id = ANY(%(ids)s)
 """
+
+
+SUPERSEDED_SQL = """
+SELECT p.id FROM ledger_passage p
+  JOIN ledger_snapshot s ON s.id = p.snapshot_id
+ WHERE p.id = ANY(%(ids)s)
+   AND EXISTS (SELECT 1 FROM ledger_snapshot n WHERE n.source_id = s.source_id
+                  AND (n.fetched_at, n.id) > (s.fetched_at, s.id))
+"""
+
+
+def current_only(hits: list[Hit]) -> list[Hit]:
+    """The hits on each source's latest snapshot: a source ingested again keeps its old
+    snapshot's passages (earlier runs' evidence points at them), but a search finds what
+    the source says now (else the old text crowds the new one out of the per-source caps)."""
+    if not hits:
+        return hits
+    with connection.cursor() as cursor:
+        cursor.execute(SUPERSEDED_SQL, {"ids": [h.passage_id for h in hits]})
+        stale = {row[0] for row in cursor.fetchall()}
+    return [h for h in hits if h.passage_id not in stale] if stale else hits
 
 
 def load_hits(hits: Sequence[Hit], *, embeddings: bool = False) -> list[Hit]:

@@ -19,6 +19,7 @@ from ledger.services.library import library_choices_for_plan
 from research import forms, services
 from research.http import AuthedHttpRequest
 from research.models import Plan, PlanVersion, Run
+from research.pipeline.claims.scope import parse_scope
 from research.pipeline.records import (
     QUERY_CLASSES,
     SOURCE_CLASSES,
@@ -90,6 +91,7 @@ def editor_context(request: AuthedHttpRequest, plan: Plan, **extra: Any) -> dict
         "source_classes": SOURCE_CLASSES,
         "libraries": _library_choices(request, plan),
         "blockers": blockers,
+        "scope": parse_scope(plan.scope),
         "editing": request.GET.get("edit", ""),
         "runs": Run.objects.filter(plan_version__plan=plan)
         .select_related("plan_version", "diff")
@@ -160,12 +162,21 @@ def edit_plan(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
         moved = op == "settings" and services.check_update_plan_library(
             request.user, plan, form.cleaned_data.get("library")
         )
+        scoped = op == "scope" and services.check_update_plan_scope(
+            request.user, plan, form.cleaned_data.get("scope", "")
+        )
     except services.PlanConflict as exc:
         return _refused(request, plan, op, form, [str(exc)], conflict=True, status=409)
     except services.PlanInvalid as exc:
         return _refused(request, plan, op, form, exc.messages)
     saved = f"Saved version {version.number}: {version.note}." if version.number != before else ""
-    notice = saved or ("Library changed." if moved else "Nothing changed.")
+    notice = saved or (
+        "Library changed."
+        if moved
+        else "Scope changed: the next run applies it."
+        if scoped
+        else "Nothing changed."
+    )
     if not request.htmx:
         messages.success(request, notice)
         return redirect(plan)

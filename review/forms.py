@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 
-from ledger.models import Claim, ClaimType, EvidenceLink, ReviewState, Verdict
+from ledger.models import Claim, ClaimType, EvidenceLink, ReviewState, StudyDesign, Verdict
 from review.services import BLOCKING, FLAGGED, REJECT_REASONS
 
-SORTS: dict[str, tuple[str, tuple[str, ...]]] = {
+SORTS: dict[str, tuple[str, tuple[Any, ...]]] = {
     "queue": ("Review order", ("subquestion__position", "pk")),
+    "relevance": ("Most relevant", (F("rank").asc(nulls_last=True), "pk")),
     "status": ("Status", ("status", "subquestion__position", "pk")),
     "support": ("Most support", ("-support_count", "pk")),
     "refute": ("Most contradiction", ("-refute_count", "pk")),
@@ -36,6 +37,9 @@ class LedgerFilterForm(forms.Form):
     claim_type = forms.ChoiceField(
         required=False, choices=[("", "Any type"), *ClaimType.choices], label="Type"
     )
+    design = forms.ChoiceField(
+        required=False, choices=[("", "Any design"), *StudyDesign.choices], label="Design"
+    )
     subquestion = forms.CharField(required=False, max_length=40)
     sort = forms.ChoiceField(
         required=False, choices=[(key, label) for key, (label, _) in SORTS.items()]
@@ -54,6 +58,8 @@ class LedgerFilterForm(forms.Form):
         claims = self._filter_review(claims, data.get("review") or "")
         if data.get("claim_type"):
             claims = claims.filter(claim_type=data["claim_type"])
+        if data.get("design"):
+            claims = claims.filter(study_design=data["design"])
         if data.get("subquestion"):
             claims = claims.filter(subquestion__key=data["subquestion"])
         return claims.order_by(*SORTS[data.get("sort") or "queue"][1])

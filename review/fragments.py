@@ -36,7 +36,16 @@ from django.core.cache import caches
 from django.db import connection, transaction
 from django.utils.safestring import SafeString, mark_safe
 
-from ledger.models import Claim, EvidenceLink, Passage, Snapshot, Source, VerifierVote
+from ledger.models import (
+    Candidate,
+    Claim,
+    ContestedPair,
+    EvidenceLink,
+    Passage,
+    Snapshot,
+    Source,
+    VerifierVote,
+)
 from research.models import Run, Subquestion
 from review.models import ReviewDecision
 from review.services import CONTEXT_CHARS
@@ -74,7 +83,8 @@ def _md5(sql: str, params: dict[str, Any]) -> str:
 
 
 def run_fingerprint(run: Run) -> str:
-    """md5 over the run's state and every column of its claims and their subquestions."""
+    """md5 over the run's state, every column of its claims and its subquestions, its
+    contested pairs and its merged candidates' links."""
     return f"run:{run.pk}:" + _md5(f"SELECT {_run_md5()}", {"run": run.pk})
 
 
@@ -90,13 +100,25 @@ def fingerprints(run: Run, claim: Claim) -> tuple[str, str]:
 @functools.cache
 def _run_md5() -> str:
     claim, subquestion, run_table = _table(Claim), _table(Subquestion), _table(Run)
+    pair, candidate = _table(ContestedPair), _table(Candidate)
+    # Also what the ledger shows of mining: contested pairs (badges in the table), every
+    # subquestion of the run's plan version and which claims each one's search found too
+    # (merged candidates: the "Also found" counts).
     return f"""
         md5(concat_ws('#',
             (SELECT r.state FROM {run_table} r WHERE r.id = %(run)s),
             (SELECT string_agg(c::text, '|' ORDER BY c.id) FROM {claim} c
               WHERE c.run_id = %(run)s),
             (SELECT string_agg(s::text, '|' ORDER BY s.id) FROM {subquestion} s
-              WHERE s.id IN (SELECT c.subquestion_id FROM {claim} c WHERE c.run_id = %(run)s))
+              WHERE s.id IN (SELECT c.subquestion_id FROM {claim} c WHERE c.run_id = %(run)s)
+                 OR s.plan_version_id = (SELECT r.plan_version_id FROM {run_table} r
+                                          WHERE r.id = %(run)s)),
+            (SELECT string_agg(p::text, '|' ORDER BY p.id) FROM {pair} p
+              WHERE p.run_id = %(run)s),
+            (SELECT string_agg(concat_ws(',', k.id, k.subquestion_id, k.claim_id), '|'
+                               ORDER BY k.id)
+               FROM {candidate} k
+              WHERE k.run_id = %(run)s AND k.state = 'merged' AND k.claim_id IS NOT NULL)
         ))
     """
 

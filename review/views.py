@@ -17,7 +17,14 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
 from ledger.models import Candidate, CandidateState, Claim, EvidenceLink
-from ledger.readers import candidate_counts, counter_record
+from ledger.readers import (
+    candidate_counts,
+    contested_pairs,
+    contested_partners,
+    counter_record,
+    evidence_gaps,
+    found_elsewhere,
+)
 from research.http import AuthedHttpRequest
 from research.models import Run
 from research.pipeline.counter import CounterRecord
@@ -29,6 +36,12 @@ from review.shadow import DECISIONS, VERDICTS, run_agreement
 
 LEDGER_PAGE_SIZE = 50
 CANDIDATE_PAGE_SIZE = 100
+# Why a candidate was set aside: filter key -> (label, how its reason begins).
+DROP_KINDS = {
+    "off-topic": ("Off-topic", "off-topic"),
+    "scope": ("Outside the scope", "outside the scope"),
+    "budget": ("Over the claim budget", "over the claim budget"),
+}
 
 
 # --- ledger ---------------------------------------------------------------------------
@@ -60,11 +73,17 @@ def show_ledger(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
                 fragments.key(fingerprint, "subquestion-counts"),
                 lambda: render_to_string(
                     "review/_subquestion_counts.html",
-                    {"subquestions": services.subquestion_counts(run)},
+                    {
+                        "subquestions": _with_every_subquestion(
+                            run, services.subquestion_counts(run)
+                        )
+                    },
                 ),
             ),
             "candidates": candidate_counts(run),
             "can_decide": services.can_decide(request.user, plan),
+            "gaps": evidence_gaps(run),
+            "pairs": contested_pairs(run),
         }
         return render(request, "review/ledger.html", context)
 
@@ -83,6 +102,10 @@ def _ledger_table(
     def render_table() -> str:
         claims = form.apply(services.ledger_claims(run)).select_related("subquestion")
         page = Paginator(claims, LEDGER_PAGE_SIZE).get_page(page_number)
+        page.object_list = list(page.object_list)
+        partners = contested_partners(page.object_list)
+        for claim in page.object_list:
+            claim.contests = partners.get(claim.pk, [])  # type: ignore[attr-defined]
         return render_to_string("review/_ledger_table.html", {"page": page, "query": query})
 
     if (request.GET.get("q") or "").strip():
@@ -97,6 +120,29 @@ def _gate(run: Run, fingerprint: str) -> services.GateStatus:
     return fragments.cached(fragments.key(fingerprint, "gate"), lambda: services.gate_status(run))
 
 
+def _with_every_subquestion(run: Run, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Claim counts per subquestion, subquestions without a claim of their own included,
+    each with how many claims of other subquestions its search found too."""
+    elsewhere = found_elsewhere(run)
+    seen = {row["subquestion__key"] for row in rows}
+    for sq in run.plan_version.subquestions.order_by("position"):
+        if sq.key not in seen:
+            rows.append(
+                {
+                    "subquestion__key": sq.key,
+                    "subquestion__text": sq.text,
+                    "subquestion__position": sq.position,
+                    **dict.fromkeys(("total", "flagged", "blocking", "approved", "rejected"), 0),
+                }
+            )
+    rows.sort(
+        key=lambda row: (row["subquestion__position"] is None, row["subquestion__position"] or 0)
+    )
+    for row in rows:
+        row["found_elsewhere"] = elsewhere.get(row["subquestion__key"], 0)
+    return rows
+
+
 # --- candidates -----------------------------------------------------------------------
 
 
@@ -107,13 +153,20 @@ def show_candidates(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
     state = request.GET.get("state", "")
     if state not in CandidateState.values:
         state = ""
+    why = request.GET.get("why", "")
+    if why not in DROP_KINDS:
+        why = ""
     rows = run_candidates(run, state)
+    if why:
+        rows = rows.filter(reason__startswith=DROP_KINDS[why][1])
     page = Paginator(rows, CANDIDATE_PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "run": run,
         "plan": run.plan_version.plan,
         "page": page,
         "state": state,
+        "why": why,
+        "whys": [(key, label) for key, (label, _) in DROP_KINDS.items()],
         "states": CandidateState.choices,
         "counts": candidate_counts(run),
         "query": _query_without(request, "page"),
@@ -249,6 +302,8 @@ def _render_claim(
                 else None
             ),
             "override": services.is_override(claim),
+            # Other claims' text and verdict: not in the claim's fingerprint, read each time.
+            "contests": contested_partners([claim]).get(claim.pk, []),
             "can_decide": can_decide,
             "gate": _gate(run, run_print),
             "nav": fragments.cached(

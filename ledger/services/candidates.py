@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ledger.models import Candidate, Claim, ClaimType
+from ledger.models import Candidate, Claim, ClaimType, SentenceRole, StudyDesign
 from ledger.services.evidence import Binding
 from research.models import Run, Subquestion
 from research.pipeline.text import claim_fingerprint
@@ -21,6 +21,9 @@ def do_record_candidate(
     claim_type: str = "",
     origin: str = "",
     binding: Binding | None = None,
+    relevance: float | None = None,
+    role: str = "",
+    design: str = "",
 ) -> Candidate:
     """One row per proposition per subquestion, with its source sentence when it binds.
 
@@ -33,6 +36,9 @@ def do_record_candidate(
         "claim": claim,
         "claim_type": claim_type if claim_type in ClaimType.values else "",
         "origin": origin[:80],
+        "relevance": relevance,
+        "role": role if role in SentenceRole.values else "",
+        "study_design": design if design in StudyDesign.values else "",
     }
     if binding is not None:
         passage, start, end = binding

@@ -8,16 +8,22 @@ reviewer's decision onto the claim (the decision row itself is review's).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from ledger.models import CandidateState, Claim, DispositionState
+from ledger.models import CandidateState, Claim, Direction, DispositionState, StudyDesign
 from ledger.services.candidates import do_record_candidate
 from ledger.services.dispositions import do_dispose, record_disposition
 from ledger.services.evidence import bind_anchor, do_link_anchor
 from research.models import Run, Subquestion
-from research.pipeline.claims.records import ClaimDraft, DroppedCandidate, MiningResult
+from research.pipeline.claims.records import (
+    ClaimDraft,
+    DroppedCandidate,
+    MergedCandidate,
+    MiningResult,
+)
 from research.pipeline.text import claim_fingerprint
 
 
@@ -36,6 +42,49 @@ def do_save_claims(
         for candidate in result.dropped:
             _save_dropped(run, subquestion, candidate)
     return saved
+
+
+def do_save_mining(
+    run: Run, results: Mapping[str, MiningResult], subquestions: Mapping[str, Subquestion]
+) -> list[Claim]:
+    """A whole run's mining in one transaction: every subquestion's claims first, then the
+    candidates merged into them, then the dropped ones (so a candidate can point at a
+    claim of any subquestion). Idempotent like :func:`do_save_claims`."""
+    with transaction.atomic():
+        saved: list[Claim] = []
+        for key, result in results.items():
+            sq = subquestions.get(key)
+            saved += [c for c in (_save_draft(run, sq, d) for d in result.claims) if c]
+        for key, result in results.items():
+            for merged in result.merged:
+                _save_merged(run, subquestions.get(key), merged)
+        for key, result in results.items():
+            for dropped in result.dropped:
+                _save_dropped(run, subquestions.get(key), dropped)
+    return saved
+
+
+def _found(draft: ClaimDraft) -> dict[str, object]:
+    """What mining found out about the finding, as Claim fields."""
+    facets = draft.facets
+    relevance = draft.relevance
+    fields: dict[str, object] = {
+        "relevance": relevance.score if relevance else None,
+        "relevance_parts": relevance.to_json() if relevance else {},
+        "rank": draft.rank or None,
+        "role": draft.role,
+        "study_design": draft.design if draft.design in StudyDesign.values else "",
+    }
+    if facets is not None:
+        fields |= {
+            "population": facets.population,
+            "intervention": facets.intervention,
+            "outcome": facets.outcome,
+            "direction": facets.direction if facets.direction in Direction.values else "",
+            "effect": facets.effect,
+            "year": facets.year,
+        }
+    return fields
 
 
 def _save_draft(run: Run, subquestion: Subquestion | None, draft: ClaimDraft) -> Claim | None:
@@ -62,11 +111,15 @@ def _save_draft(run: Run, subquestion: Subquestion | None, draft: ClaimDraft) ->
             "numbers": draft.numbers,
             "hedges": draft.hedges,
             "time_sensitive": draft.time_sensitive,
+            **_found(draft),
         },
     )
     for anchor, binding in bound:
         do_link_anchor(claim, anchor, binding)
-    where = f"from {len(bound)} passage(s)"
+    sources = len({a.source_key for a, _ in bound})
+    where = f"from {len(bound)} passage(s) of {sources} source(s)"
+    if draft.relevance is not None:
+        where += f", relevance {draft.relevance.score:.2f}, rank {draft.rank}"
     if created:
         merged = f"; merged wordings: {draft.mentions}" if draft.mentions else ""
         do_dispose(
@@ -86,6 +139,9 @@ def _save_draft(run: Run, subquestion: Subquestion | None, draft: ClaimDraft) ->
         claim_type=draft.claim_type,
         origin=draft.origin,
         binding=bound[0][1],
+        relevance=draft.relevance.score if draft.relevance else None,
+        role=draft.role,
+        design=draft.design,
     )
     for wording in draft.mentions:
         do_record_candidate(
@@ -93,12 +149,40 @@ def _save_draft(run: Run, subquestion: Subquestion | None, draft: ClaimDraft) ->
             subquestion,
             wording,
             CandidateState.MERGED,
-            "another wording of the same proposition (same content words and numbers)",
+            "another wording of the same finding (same content words and numbers, or the "
+            "same meaning, direction and numbers)",
             claim=claim,
             claim_type=draft.claim_type,
             origin=draft.origin,
+            role=draft.role,
         )
     return claim
+
+
+def _save_merged(run: Run, subquestion: Subquestion | None, merged: MergedCandidate) -> bool:
+    claim = Claim.objects.filter(run=run, fingerprint=merged.target).first()
+    binding = bind_anchor(merged.anchor) if merged.anchor.quote else None
+    if claim is None:
+        reason = "its claim was not saved (the anchor no longer matches the snapshot)"
+        state = CandidateState.DROPPED
+    else:
+        state, reason = CandidateState.MERGED, merged.reason
+        if binding is not None:
+            do_link_anchor(claim, merged.anchor, binding)
+    do_record_candidate(
+        run,
+        subquestion,
+        merged.text,
+        state,
+        reason,
+        claim=claim,
+        claim_type=merged.claim_type,
+        binding=binding,
+        relevance=merged.relevance,
+        role=merged.role,
+        design=merged.design,
+    )
+    return claim is not None
 
 
 def _save_dropped(run: Run, subquestion: Subquestion | None, dropped: DroppedCandidate) -> None:
@@ -125,6 +209,9 @@ def _save_dropped(run: Run, subquestion: Subquestion | None, dropped: DroppedCan
         claim=claim,
         claim_type=dropped.claim_type,
         binding=binding,
+        relevance=dropped.relevance,
+        role=dropped.role,
+        design=dropped.design,
     )
 
 

@@ -17,10 +17,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from research.pipeline.claims.relevance import Candidate, Encode, Focus, score_candidates
 from research.pipeline.text import DOWN_WORDS, OPPOSITE_WORDS, UP_WORDS, content_words
 from research.pipeline.verify.records import EvidenceItem, PoolName, Pools
 
 Retrieve = Callable[[str, int], list[EvidenceItem]]
+# How much each found passage bears on the claim (0–1), in order.
+Relevance = Callable[[str, Sequence[EvidenceItem]], list[float]]
+# A refutation pool must be about the claim: generic words of a counter query ("failure",
+# "replication", "limitations") otherwise pull in unrelated papers.
+MIN_RELEVANCE = 0.30
 
 _AUX = re.compile(
     r"\b(is|are|was|were|can|could|does|do|did|has|have|had|will|would|may|might|should|must)\b"
@@ -138,7 +144,8 @@ class SearchedQuery:
     text: str
     intent: str
     pool: str
-    found: int = 0
+    found: int = 0  # passages kept for the pools
+    off_topic: int = 0  # passages found but set aside as not about the claim
 
 
 @dataclass(frozen=True)
@@ -177,7 +184,13 @@ class CounterRecord:
             return {"unavailable": self.unavailable, "queries": [], "pools": {}}
         return {
             "queries": [
-                {"text": q.text, "intent": q.intent, "pool": q.pool, "found": q.found}
+                {
+                    "text": q.text,
+                    "intent": q.intent,
+                    "pool": q.pool,
+                    "found": q.found,
+                    "off_topic": q.off_topic,
+                }
                 for q in self.queries
             ],
             "pools": {
@@ -203,6 +216,7 @@ class CounterRecord:
                     intent=str(q.get("intent", "")),
                     pool=str(q.get("pool", "")),
                     found=int(q.get("found") or 0),
+                    off_topic=int(q.get("off_topic") or 0),
                 )
                 for q in data.get("queries") or []
                 if isinstance(q, dict)
@@ -232,19 +246,39 @@ def gather_counter_evidence(
     *,
     k: int,
     anchors: Sequence[EvidenceItem] = (),
+    about: Relevance | None = None,
+    min_relevance: float = MIN_RELEVANCE,
 ) -> CounterRecord:
-    """The stage's step for one claim: its counter queries searched, pools gathered."""
+    """The stage's step for one claim: its counter queries searched, pools gathered.
+
+    With ``about``, a passage found that bears on the claim less than ``min_relevance``
+    is set aside (counted per query as ``off_topic``), never pooled.
+    """
     found: dict[str, int] = {}
+    off: dict[str, int] = {}
+    anchor_ids = {a.evidence_id for a in anchors}
 
     def counted(query: str, limit: int) -> list[EvidenceItem]:
         items = retrieve(query, limit)
+        if about is not None and items:
+            scores = about(text, items)
+            kept = [
+                i
+                for i, score in zip(items, scores, strict=True)
+                if score >= min_relevance or i.evidence_id in anchor_ids
+            ]
+            off[query] = len(items) - len(kept)
+            items = kept
         found[query] = len(items)
         return items
 
     queries = counter_queries(text, claim_type, entities)
     pools = gather_pools(queries, counted, k=k, anchors=anchors)
     return CounterRecord(
-        queries=tuple(SearchedQuery(q.text, q.intent, str(q.pool), found[q.text]) for q in queries),
+        queries=tuple(
+            SearchedQuery(q.text, q.intent, str(q.pool), found[q.text], off.get(q.text, 0))
+            for q in queries
+        ),
         support=_scored(pools.support),
         refute=_scored(pools.refute),
         background=_scored(pools.background),
@@ -253,3 +287,15 @@ def gather_counter_evidence(
 
 def _scored(items: Sequence[EvidenceItem]) -> tuple[PooledPassage, ...]:
     return tuple(PooledPassage(int(i.passage_id), round(float(i.score), 6)) for i in items)
+
+
+def claim_relevance(encode: Encode | None, idf: dict[str, float]) -> Relevance:
+    """How much passages bear on a claim: the miner's relevance score with the claim as
+    the question (its sentence vector against each passage's, its rare words in them)."""
+
+    def score(claim: str, items: Sequence[EvidenceItem]) -> list[float]:
+        focus = Focus(claim, claim, claim, idf)
+        found = [Candidate(item.text, item.title) for item in items]
+        return [r.score for r in score_candidates(found, focus, encode)]
+
+    return score

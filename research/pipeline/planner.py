@@ -403,6 +403,28 @@ def propose_plan(question: str, client: LLMClient | None) -> PlanContent:
 
 # --- best-first expansion --------------------------------------------------------
 
+# The words a follow-up query adds for a subquestion's dimension.
+DIMENSION_TERMS = {
+    "evidence": "trial results",
+    "counter-evidence": "limitations",
+    "mechanism": "mechanism",
+    "definition": "definition",
+    "implementation": "dose regimen",
+    "comparison": "compared with",
+    "temporal": "recent",
+    "provenance": "original study",
+}
+
+
+def search_terms(question: str) -> str:
+    """The question as search terms: subject and outcome (and population) keywords for an
+    effect question, else its content words."""
+    shape = analyze_question(question)
+    if shape.kind == "effect":
+        parts = [keywords(shape.subject), keywords(shape.outcome), keywords(shape.population)]
+        return " ".join(p for p in parts if p)
+    return shape.topic
+
 
 @dataclass(frozen=True)
 class Followup:
@@ -425,23 +447,28 @@ def followup_queries(
     limit: int,
     round_no: int,
 ) -> list[Followup]:
-    """Targeted follow-ups: counter-evidence for one-sided nodes, broader terms for weak ones."""
-    topic = keywords(_strip_question(question))
-    node = keywords(sq.text)
+    """Targeted follow-ups: counter-evidence for one-sided nodes, broader terms for weak ones.
+
+    Built from the question's own search terms (what it asks about and the outcome), not
+    from the subquestion's prose: "What exactly are … and who counts as …" would make
+    queries of "exactly" and "counts". The subquestion contributes its dimension word.
+    """
+    topic = search_terms(question)
+    aspect = DIMENSION_TERMS.get(sq.dimension, sq.dimension)
     candidates: list[tuple[str, str, str]] = []
     if one_sided:
         why = "one-sided: no passage found qualifies or contradicts it"
         candidates += [
-            (f"{node} no significant effect", "counter-evidence", why),
+            (f"{topic} no significant effect", "counter-evidence", why),
             (f"{topic} contradictory findings", "counter-evidence", why),
-            (f"{node} not associated", "counter-evidence", why),
+            (f"{topic} not associated", "counter-evidence", why),
         ]
     if weak:
         why = "weak: too few relevant passages from distinct sources"
         candidates += [
-            (node, "source-specific", why),
-            (f"{topic} {sq.dimension}".strip(), "benchmark", why),
-            (f"{node} review", "source-specific", why),
+            (f"{topic} {aspect}".strip(), "source-specific", why),
+            (f"{topic} systematic review", "source-specific", why),
+            (f"{topic} {aspect} review".strip(), "source-specific", why),
         ]
     out: list[Followup] = []
     for text, query_class, reason in candidates:

@@ -69,6 +69,12 @@ class Budgets(BaseModel):
         default=1, ge=0, le=5, description="Best-first follow-up rounds after round 0."
     )
     hits_per_query: int = Field(default=10, ge=1, le=100, description="Results kept per query.")
+    claims: int = Field(
+        default=25,
+        ge=1,
+        le=500,
+        description="Claims a run keeps for review: the most relevant findings.",
+    )
 
 
 class QuerySpec(BaseModel):
@@ -224,6 +230,13 @@ def run_blockers(plan: PlanContent) -> list[str]:
             "Every query is disabled: enable at least one query of an enabled subquestion "
             "to start a run."
         )
+    else:
+        problems += [
+            f"Subquestion {sq.key} has no enabled query, so nothing would be searched for it: "
+            "add a query, enable one, or disable the subquestion."
+            for sq in plan.subquestions
+            if sq.enabled and not any(q.enabled for q in sq.queries)
+        ]
     return problems
 
 
@@ -284,6 +297,21 @@ def update_subquestion(plan: PlanContent, key: str, **fields: Any) -> None:
 def move_subquestion(plan: PlanContent, key: str, delta: int) -> None:
     sq = find_subquestion(plan, key)
     _move(plan.subquestions, plan.subquestions.index(sq), delta)
+
+
+def delete_subquestion(plan: PlanContent, key: str) -> str:
+    """Remove a subquestion and its queries; the last one cannot go (a plan needs one)."""
+    sq = find_subquestion(plan, key)
+    if len(plan.subquestions) == 1:
+        raise PlanEditError("A plan needs at least one subquestion; this is the last one.")
+    plan.subquestions.remove(sq)
+    return sq.text
+
+
+def delete_query(plan: PlanContent, key: str) -> str:
+    sq, q = find_query(plan, key)
+    sq.queries.remove(q)
+    return q.text
 
 
 def add_query(plan: PlanContent, subquestion_key: str, **fields: Any) -> str:

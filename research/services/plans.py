@@ -210,6 +210,14 @@ def plan_edit(op: str, data: dict[str, Any]) -> Callable[[PlanContent], str]:
         if op == "edit_query":
             records.update_query(plan, key, **pick((*q_fields, "enabled")))
             return f"edited query {key}"
+        if op == "delete_subquestion":
+            text = records.delete_subquestion(plan, key)
+            return f"deleted subquestion {key} ({text[:60]})"
+        if op == "delete_query":
+            text = records.delete_query(plan, key)
+            return f"deleted query {key} ({text[:60]})"
+        if op == "scope":
+            return "scope"  # a plan field, not versioned: check_update_plan_scope saves it
         if op == "toggle_query":
             _, q = records.find_query(plan, key)
             q.enabled = not q.enabled
@@ -219,12 +227,26 @@ def plan_edit(op: str, data: dict[str, Any]) -> Callable[[PlanContent], str]:
             return f"moved query {key} {data['direction']}"
         if op == "settings":
             budget_names = tuple(records.Budgets.model_fields)
-            plan.budgets = records.Budgets.model_construct(**pick(budget_names))
+            given = {k: v for k, v in pick(budget_names).items() if v is not None}
+            plan.budgets = records.Budgets.model_construct(**{**plan.budgets.model_dump(), **given})
             plan.source_classes = list(data.get("source_classes", []))
             return "changed budgets and source classes"
         raise PlanEditError(f"Unknown edit {op!r}.")
 
     return edit
+
+
+def check_update_plan_scope(user: User, plan: Plan, scope: str) -> bool:
+    """Change the plan's scope (a plan field, read by the next run); True if changed."""
+    check_edit_plan_access(user, plan)
+    scope = scope.strip()
+    if len(scope) > MAX_SCOPE_CHARS:
+        raise PlanInvalid([f"The scope is limited to {MAX_SCOPE_CHARS:,} characters."])
+    if plan.scope == scope:
+        return False
+    plan.scope = scope
+    plan.save(update_fields=["scope", "updated_at"])
+    return True
 
 
 def check_update_plan_library(user: User, plan: Plan, library: Library | None) -> bool:

@@ -67,6 +67,7 @@ def run_config(plan: Plan) -> dict[str, Any]:
     """The pipeline settings a run uses; its hash identifies the configuration."""
     return {
         "library": str(plan.library.code) if plan.library else None,
+        "scope": plan.scope,  # mining applies the scope as it was when the run started
         "web_adapters": enabled_web_adapters(),
         "embedding_model": settings.EMBEDDING_MODEL or "all-MiniLM-L6-v2 (offline wheel)",
         "reranker_model": settings.RERANKER_MODEL or None,

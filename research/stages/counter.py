@@ -5,7 +5,8 @@ each pending claim without a record: load its anchors (``ledger.readers``), run 
 step ``research.pipeline.counter.gather_counter_evidence`` — the claim's support queries
 and its refutation queries (negation, limitation, failure case, replication, comparison)
 sent to the run's libraries, found passages sorted into support / refute / background
-pools — and save the ``CounterRecord`` on the claim
+pools, a passage that is not about the claim set aside (``claim_relevance``) — and save
+the ``CounterRecord`` on the claim
 (``ledger.services.counter_evidence.do_save_counter_evidence``). A claim that already has
 its record is skipped, so a resumed stage searches nothing twice.
 """
@@ -13,9 +14,15 @@ its record is skipped, so a resumed stage searches nothing twice.
 from __future__ import annotations
 
 from ledger.models import Claim, Verdict
-from ledger.readers import anchor_items, counter_record
+from ledger.readers import anchor_items, counter_record, term_idf
 from ledger.services.counter_evidence import do_save_counter_evidence
-from research.pipeline.counter import CounterRecord, Retrieve, gather_counter_evidence
+from research.pipeline.claims.relevance import terms
+from research.pipeline.counter import (
+    CounterRecord,
+    Retrieve,
+    claim_relevance,
+    gather_counter_evidence,
+)
 from research.stages.base import StageContext
 from research.stages.retrieve import library_retrieve
 
@@ -37,11 +44,16 @@ def run(ctx: StageContext) -> None:
         counter_queries=sum(len(r.queries) for r in records),
         refute_passages=sum(len(r.refute) for r in records),
         claims_without_refute_pool=sum(1 for r in records if not r.refute),
+        off_topic_passages=sum(q.off_topic for r in records for q in r.queries),
     )
 
 
 def gather(claim: Claim, retrieve: Retrieve) -> CounterRecord:
-    """1. load the claim's anchors, 2. search its counter queries, 3. save the record."""
+    """1. load the claim's anchors and its words' idf, 2. search its counter queries,
+    keeping only passages about the claim (lexical relevance: the claim's words, weighted
+    by rarity, in the passage or its title — cheap enough for every passage found), 3. save
+    the record."""
+    about = claim_relevance(None, term_idf(terms(claim.text)))
     record = gather_counter_evidence(
         claim.text,
         claim.claim_type,
@@ -49,6 +61,7 @@ def gather(claim: Claim, retrieve: Retrieve) -> CounterRecord:
         retrieve,
         k=COUNTER_K,
         anchors=anchor_items(claim),
+        about=about,
     )
     do_save_counter_evidence(claim, record)
     return record

@@ -252,12 +252,19 @@ def test_it_reverifies_a_narrowed_text_without_writing(run, support_passage):
     assert (VerifierVote.objects.count(), EvidenceLink.objects.count()) == before
 
 
-def test_it_mines_a_subquestion_from_the_retrieve_stage_pools(run, support_passage, settings):
+def test_it_mines_a_subquestion_from_the_retrieve_stage_pools(author, support_passage, settings):
     settings.LLM_BASE_URL = ""
+    run = make_run(make_plan(author, "Does aspirin reduce fever in adults?"), state="mining")
     pools = {"support": [{"passage_id": support_passage.pk, "source_id": 1, "score": 0.5}]}
     kept = mine_subquestion(run, "sq1", EvidencePools.from_json(pools))
-    assert len(kept) == 3  # two atoms of the coordinated sentence + "Adverse events were rare."
+    assert "In a randomized trial of 400 adults, aspirin reduces fever." in {c.text for c in kept}
+    headache = Candidate.objects.get(run=run, text__contains="relieves headache")
+    assert headache.state == "kept" or headache.reason.startswith("off-topic")
     assert set(Claim.objects.filter(run=run).values_list("subquestion__key", flat=True)) == {"sq1"}
+    fever = Claim.objects.get(run=run, text__contains="reduces fever")
+    assert fever.relevance is not None and fever.rank is not None
+    assert fever.study_design == "rct" and fever.direction == "decreases"
+    assert not Candidate.objects.filter(run=run, reason="").exists()
 
 
 def test_it_judges_a_retrieved_chunk_in_its_parent_section(support_passage):

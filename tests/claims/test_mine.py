@@ -57,7 +57,7 @@ def test_it_drops_questions_and_aims_with_a_reason():
     assert result.claims == []
     reasons = {d.reason for d in result.dropped}
     assert "a question, not a claim" in reasons
-    assert "describes the study's aim or method, not a finding" in reasons
+    assert "states the study's aim or question, not a finding (aim cue)" in reasons
 
 
 def test_it_drops_claims_over_budget_with_a_reason():
@@ -79,5 +79,5 @@ def test_it_types_claims_and_extracts_entities_numbers_and_time_sensitivity():
     assert (
         time_sensitivity("GPT-4 is currently the best model.", "current-state") == "current-state"
     )
-    result = mine_claims([passage("p1", "Patients received 5 mg of drug daily.")])
+    result = mine_claims([passage("p1", "Patients given 5 mg of drug daily had less fever.")])
     assert result.claims[0].numbers[0]["unit"] == "mg"

@@ -64,3 +64,35 @@ def test_it_refuses_bad_input_in_words(author, options, message):
             **{k: v for k, v in options.items() if v is not None},
         )
     assert not Run.objects.exists()
+
+
+def test_it_takes_a_scope_for_a_new_plan_and_mining_applies_it(author, tmp_path):
+    library = ingest_fixture_library()
+    scope = "Randomized controlled trials and meta-analyses preferred; adults over 60"
+    call_command(
+        "runplan",
+        question="Does vitamin D supplementation reduce the risk of fractures in older adults?",
+        scope=scope,
+        library=library.name,
+        user="author",
+        json=tmp_path / "run.json",
+        stdout=StringIO(),
+        stderr=StringIO(),
+    )
+    run = Run.objects.get()
+    assert run.plan_version.plan.scope == scope
+    assert json.loads((tmp_path / "run.json").read_text())["scope"] == scope
+    mining = run.checkpoints.get(stage="mining")
+    assert mining.cursor["scope"]["preferred_designs"] == ["meta-analysis", "rct"]
+    assert mining.cursor["scope"]["age_min"] == 60
+    ranked = list(run.claims.order_by("rank"))
+    assert ranked and all(c.relevance is not None for c in ranked)
+    assert ranked[0].study_design in ("meta-analysis", "rct")  # preferred designs first
+
+
+def test_it_refuses_a_scope_for_an_existing_plan(author):
+    plan = services.do_create_plan(author, small_plan(rounds=0))
+    with pytest.raises(CommandError, match="--scope is for a new plan"):
+        call_command(
+            "runplan", plan=str(plan.code), scope="adults", user="author", stderr=StringIO()
+        )

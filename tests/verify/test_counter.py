@@ -6,7 +6,9 @@ from research.pipeline.counter import (
     CounterRecord,
     PooledPassage,
     SearchedQuery,
+    claim_relevance,
     counter_queries,
+    gather_counter_evidence,
     gather_pools,
     negate,
     topic,
@@ -70,7 +72,13 @@ def test_it_saves_and_reads_back_the_counter_record_as_the_column_stores_it():
     stored = record.to_json()
     assert stored == {
         "queries": [
-            {"text": "Aspirin reduces fever.", "intent": "support", "pool": "support", "found": 2}
+            {
+                "text": "Aspirin reduces fever.",
+                "intent": "support",
+                "pool": "support",
+                "found": 2,
+                "off_topic": 0,
+            }
         ],
         "pools": {"support": [[7, 0.5]], "refute": [[9, 0.25]], "background": []},
     }
@@ -88,3 +96,26 @@ def test_it_reads_an_empty_column_as_not_gathered_and_a_malformed_one_leniently(
     assert record.refute == (PooledPassage(3, 0.4),) and record.support == ()
     why = CounterRecord(unavailable="retrieval unavailable")
     assert CounterRecord.from_json(why.to_json()) == why
+
+
+def test_it_keeps_a_refutation_pool_about_the_claim():
+    """Generic counter-query words ("replication", "failure") must not pad the refute pool
+    with unrelated papers: a passage that shares none of the claim's words is set aside."""
+    claim = "Vitamin D supplementation reduces hip fractures in older women."
+    on_topic = item(
+        "1", "Vitamin D did not reduce hip fractures in older women in a trial.", passage_id="1"
+    )
+    primase = item(
+        "2", "DNA primase initiates replication of the lagging strand in yeast.", passage_id="2"
+    )
+    starch = item("3", "Hydroxyethyl starch failed to improve survival in sepsis.", passage_id="3")
+
+    def retrieve(text: str, k: int):
+        return [on_topic, primase, starch][:k]
+
+    record = gather_counter_evidence(
+        claim, "causal", [], retrieve, k=3, about=claim_relevance(None, {})
+    )
+    assert [p.passage_id for p in record.refute] == [1]
+    pooled = {q.intent: (q.found, q.off_topic) for q in record.queries}
+    assert pooled["replication"] == (1, 2) and pooled["failure"] == (1, 2)

@@ -28,6 +28,12 @@ class Command(BaseCommand):
         source.add_argument("--question", help="A new plan is proposed for this question.")
         source.add_argument("--plan", help="Code of an existing plan (its current version).")
         parser.add_argument("--library", help="Name of the library to search.")
+        parser.add_argument(
+            "--scope",
+            default="",
+            help="The new plan's scope (population, designs preferred, years), as a "
+            "researcher would type it; mining applies it.",
+        )
         parser.add_argument("--user", help="Owner of a new plan (default: first superuser).")
         parser.add_argument("--json", type=Path, help="Also write the figures and details here.")
 
@@ -52,6 +58,7 @@ class Command(BaseCommand):
                 **figures,
                 "run": str(run.code),
                 "plan": str(plan.code),
+                "scope": run.plan_version.plan.scope,
                 "stop_reason": run.stop_reason,
                 "error": run.error,
                 "stages": stage_details(run),
@@ -82,12 +89,18 @@ class Command(BaseCommand):
             if library is None:
                 raise CommandError(f"No library named {options['library']!r}.")
         if options["plan"]:
+            if options["scope"]:
+                raise CommandError(
+                    "--scope is for a new plan (--question); an existing plan keeps its scope."
+                )
             plan = services.get_plan_for_user(user, options["plan"])
             if library is not None:
                 services.check_update_plan_library(user, plan, library)
             return plan
         try:
-            return services.check_create_plan(user, options["question"], library=library)
+            return services.check_create_plan(
+                user, options["question"], scope=options["scope"], library=library
+            )
         except services.PlanInvalid as exc:
             raise CommandError("; ".join(exc.messages)) from exc
 

@@ -1,32 +1,34 @@
-"""LLM atomizer: an OpenAI-compatible model proposes atomic claims, code binds their quotes.
+"""LLM atomizer: an OpenAI-compatible model proposes atomic findings, code binds their quotes.
 
-Every proposed claim must name a quote that occurs verbatim in the passage and is long
-enough to mean something; otherwise it is dropped with the reason. When the endpoint
-fails, the deterministic miner's claims are used for that passage and the note says so.
+Every proposed claim must name a quote that occurs in the passage (verbatim; runs of
+whitespace may differ, the anchor is the passage's own text), long enough to mean
+something, that reports a finding (its sentence role, :mod:`roles`), and whose words carry
+the claim's (a claim that says more than its quote is not anchored). Anything else is
+dropped with the reason. When the endpoint fails for a passage (timeout, HTTP error,
+invalid JSON, no claim list), the rule-based candidates are used for that passage and the
+run record says so. What the model proposes then goes through the same scoring, scope,
+merging and budget as rule-based candidates (:func:`select.mine_run`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
-from research.pipeline.claims.classify import describe
-from research.pipeline.claims.mine import _anchor, _score, merge
-from research.pipeline.claims.mine import candidates as rule_candidates
+from research.pipeline.claims.mine import Proposal, _anchor, candidates
+from research.pipeline.claims.prompts import ATOMIZE_SYSTEM, ATOMIZE_USER
 from research.pipeline.claims.records import (
-    ClaimDraft,
     DroppedCandidate,
     MineConfig,
     MiningResult,
     PassageInput,
+    RunInput,
+    SubquestionInput,
 )
-from research.pipeline.text import (
-    claim_fingerprint,
-    content_stems,
-    content_words,
-    is_meaningful_quote,
-)
-from research.pipeline.verify.prompts import ATOMIZE_SYSTEM, ATOMIZE_USER
+from research.pipeline.claims.roles import classify_sentence
+from research.pipeline.claims.select import mine_run
+from research.pipeline.text import content_stems, content_words, is_meaningful_quote
 from research.providers.llm import LLMClient, LLMError
 
 TYPES = frozenset(
@@ -43,11 +45,24 @@ TYPES = frozenset(
         "recommendation",
     ]
 )
+MIN_QUOTE_COVERAGE = 0.6  # share of the claim's content words its quote must contain
+
+
+def find_quote(passage: str, quote: str) -> tuple[int, int] | None:
+    """Where the quote is in the passage, allowing runs of whitespace to differ."""
+    start = passage.find(quote)
+    if start >= 0:
+        return start, start + len(quote)
+    parts = quote.split()
+    if not parts:
+        return None
+    match = re.search(r"\s+".join(re.escape(p) for p in parts), passage)
+    return (match.start(), match.end()) if match else None
 
 
 def atomize_passage(
-    client: LLMClient, passage: PassageInput, rank: int, cfg: MineConfig
-) -> tuple[list[ClaimDraft], list[DroppedCandidate]]:
+    client: LLMClient, passage: PassageInput, cfg: MineConfig
+) -> tuple[list[Proposal], list[DroppedCandidate]]:
     reply = client.chat_json(
         [
             {"role": "system", "content": ATOMIZE_SYSTEM},
@@ -57,43 +72,73 @@ def atomize_passage(
     rows = reply.get("claims") if isinstance(reply, dict) else None
     if not isinstance(rows, list):
         raise LLMError("reply has no 'claims' list", permanent=True, provider="llm")
-    drafts: list[ClaimDraft] = []
+    proposals: list[Proposal] = []
     dropped: list[DroppedCandidate] = []
-    focus = content_stems(cfg.focus)
     origin = f"llm:{client.config.model}"
     for row in rows:
         text, quote = _field(row, "text"), _field(row, "quote")
-        start = passage.text.find(quote) if quote else -1
-        if start < 0 or not is_meaningful_quote(quote):
-            anchor = _anchor(passage, 0, 0)
-            reason = "quote not verbatim in the passage" if start < 0 else "quote too short"
+        span = find_quote(passage.text, quote) if quote else None
+        anchor = _anchor(passage, *span) if span else _anchor(passage, 0, 0)
+        reason = _unanchored(text, anchor.quote, span, cfg)
+        if reason:
             dropped.append(DroppedCandidate(text or "(empty)", f"llm atomizer: {reason}", anchor))
             continue
-        anchor = _anchor(passage, start, start + len(quote))
-        if len(content_words(text)) < cfg.min_content_words:
-            dropped.append(DroppedCandidate(text, "too short to state a fact", anchor))
+        role = classify_sentence(anchor.quote, passage.label)
+        if not role.is_finding:
+            why = f"llm atomizer: its quote {role.drop_reason}"
+            dropped.append(DroppedCandidate(text, why, anchor, role=role.role))
             continue
-        info = describe(text)
-        kind = _field(row, "type")
-        drafts.append(
-            ClaimDraft(
-                text=text,
-                fingerprint=claim_fingerprint(text),
-                claim_type=kind if kind in TYPES else str(info["claim_type"]),
-                anchors=[anchor],
-                entities=list(info["entities"]),  # type: ignore[call-overload]
-                numbers=list(info["numbers"]),  # type: ignore[call-overload]
-                hedges=list(info["hedges"]),  # type: ignore[call-overload]
-                time_sensitivity=str(info["time_sensitivity"]),
-                origin=origin,
-                score=_score(text, passage, rank, focus),
+        if not _carried(text, anchor.quote):
+            why = (
+                "llm atomizer: the claim says more than its quote (most of its words are not in it)"
             )
-        )
-    return drafts, dropped
+            dropped.append(DroppedCandidate(text, why, anchor, role=role.role))
+            continue
+        kind = _field(row, "type")
+        proposals.append(Proposal(text, anchor, role.role, origin, kind if kind in TYPES else ""))
+    return proposals, dropped
+
+
+def _unanchored(text: str, quote: str, span: tuple[int, int] | None, cfg: MineConfig) -> str:
+    if span is None:
+        return "quote not verbatim in the passage"
+    if not is_meaningful_quote(quote):
+        return "quote too short"
+    if len(content_words(text)) < cfg.min_content_words:
+        return "too short to state a fact"
+    return ""
+
+
+def _carried(text: str, quote: str) -> bool:
+    """Most of the claim's content words are in its quote."""
+    claim = content_stems(text)
+    return not claim or len(claim & content_stems(quote)) / len(claim) >= MIN_QUOTE_COVERAGE
 
 
 def _field(row: Any, key: str) -> str:
     return str(row.get(key) or "").strip() if isinstance(row, dict) else ""
+
+
+def llm_proposals(client: LLMClient) -> Any:
+    """A proposer for :func:`select.mine_run`: the model per passage, rules where it fails."""
+
+    def propose(
+        passages: Sequence[PassageInput], cfg: MineConfig
+    ) -> tuple[list[Proposal], list[DroppedCandidate], dict[str, str]]:
+        proposals: list[Proposal] = []
+        dropped: list[DroppedCandidate] = []
+        notes: dict[str, str] = {}
+        for passage in passages:
+            try:
+                got, lost = atomize_passage(client, passage, cfg)
+            except LLMError as exc:
+                notes[f"atomizer:{passage.passage_id}"] = f"LLM failed ({exc}); rules used instead"
+                got, lost = candidates([passage], cfg)
+            proposals += got
+            dropped += lost
+        return proposals, dropped, notes
+
+    return propose
 
 
 def mine_claims_llm(
@@ -101,20 +146,11 @@ def mine_claims_llm(
 ) -> MiningResult:
     """Like :func:`mine.mine_claims`, with the LLM proposing the atomic claims."""
     cfg = cfg or MineConfig()
-    drafts: list[ClaimDraft] = []
-    dropped: list[DroppedCandidate] = []
-    notes: dict[str, str] = {}
-    for rank, passage in enumerate(passages):
-        try:
-            got, lost = atomize_passage(client, passage, rank, cfg)
-        except LLMError as exc:
-            notes[f"atomizer:{passage.passage_id}"] = f"LLM failed ({exc}); rules used instead"
-            got, lost = rule_candidates([passage], cfg)
-        drafts += got
-        dropped += lost
-    merged = merge(drafts, cfg.merge_jaccard)
-    merged.sort(key=lambda d: (-d.score, d.fingerprint))
-    for draft in merged[cfg.max_claims :]:
-        reason = f"over the claim budget of {cfg.max_claims} for this subquestion"
-        dropped.append(DroppedCandidate(draft.text, reason, draft.anchors[0], draft.claim_type))
-    return MiningResult(merged[: cfg.max_claims], dropped, notes)
+    question = cfg.question or cfg.focus
+    sq = SubquestionInput(key="", text=cfg.focus or question, passages=tuple(passages))
+    mining = mine_run(
+        RunInput(question=question, subquestions=(sq,)), cfg, propose=llm_proposals(client)
+    )
+    result = mining.results[""]
+    result.notes.update(mining.notes)
+    return result

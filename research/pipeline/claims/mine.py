@@ -1,22 +1,25 @@
-"""Deterministic claim mining: atomic claims from evidence passages, anchored to sentences.
+"""Rule-based candidate claims: findings from evidence passages, anchored to sentences.
 
-1. Split each passage into sentences (given offsets, else :func:`split_sentences`).
-2. Keep declarative sentences long enough to state something; record the rest that
-   looked like claims as dropped, with the reason.
+1. Split each passage into sentences (given offsets, else :func:`split_sentences`) and cut
+   them at inline structure labels ("… vitamin D.   OBJECTIVE We aimed …"), each with the
+   label in force (:func:`labelled_spans`).
+2. Give each sentence a role (:mod:`research.pipeline.claims.roles`): results,
+   conclusions and plain statements are proposed; methods, designs, aims, background,
+   boilerplate, questions and fragments are dropped with the reason.
 3. Atomize: split coordinated facts ("X does A and B", "P; Q", "P, but Q") into one
-   claim each; the whole source sentence stays the anchor quote, at exact offsets.
-4. Describe: type, entities, numbers with units, hedges, time sensitivity.
-5. Merge the same proposition found in several passages (same fingerprint, or nearly
-   the same content words with the same numbers and polarity) into one claim with
-   several anchors.
-6. Rank by relevance to the subquestion and by finding-like wording; keep
-   ``max_claims``, drop the rest as over budget.
+   claim each; the wording loses labels and reporting frames ("We found that"), the whole
+   source sentence stays the anchor quote, at exact offsets.
+
+Scoring, scope, merging, budgets, contested pairs and gaps are
+:mod:`research.pipeline.claims.select`, whose ``mine_claims`` runs both for one set of
+passages.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from research.pipeline.claims.classify import describe
 from research.pipeline.claims.records import (
@@ -24,8 +27,14 @@ from research.pipeline.claims.records import (
     ClaimDraft,
     DroppedCandidate,
     MineConfig,
-    MiningResult,
     PassageInput,
+)
+from research.pipeline.claims.roles import (
+    QUESTION,
+    Role,
+    classify_sentence,
+    label_spans,
+    strip_label,
 )
 from research.pipeline.text import (
     DOWN_WORDS,
@@ -36,13 +45,10 @@ from research.pipeline.text import (
     negated,
     quantities,
     split_sentences,
+    trim_span,
     words,
 )
 
-_LABEL = re.compile(
-    r"^(?:[A-Z][A-Z &/]{2,}[A-Z]:?|(?:Background|Objectives?|Methods?|Results?|Conclusions?|"
-    r"Findings|Interpretation|Purpose|Aims?|Context|Design|Setting|Summary|Abstract)\s*:)\s+"
-)
 _FRAME = re.compile(
     r"^(?:(?:here,?|in this (?:study|paper|work),?|overall,?|together,?|collectively,?|"
     r"importantly,?|notably,?|moreover,?|furthermore,?|in addition,?|additionally,?|"
@@ -54,18 +60,9 @@ _FRAME = re.compile(
     r"confirmed|identify|identified)\s+that\s+)?",
     re.IGNORECASE,
 )
-_NON_CLAIM = re.compile(
-    r"^(?:we (?:aimed|sought|set out|investigated|examined|assessed|evaluated|performed|"
-    r"conducted|analy[sz]ed|studied|used|designed)|to (?:determine|investigate|assess|"
-    r"evaluate|examine|test|explore)|the (?:aim|objective|purpose|goal) of|this (?:study|"
-    r"review|paper|article) (?:aims|describes|presents|reviews))\b",
-    re.IGNORECASE,
-)
-_FINDING = re.compile(
-    r"\b(show\w*|found|demonstrat\w*|reveal\w*|associated|increas\w*|decreas\w*|reduc\w*|"
-    r"improv\w*|significant\w*|caus\w*|requir\w*|is|are|was|were|can|has|have)\b",
-    re.IGNORECASE,
-)
+# "This interaction was confirmed…": the demonstrative points outside the sentence; the
+# claim says "The interaction…" (the anchor quote keeps the source's words).
+_DEMONSTRATIVE = re.compile(r"^(?:This|These|That|Those)\s+(?=[a-z])")
 _AUX_VERBS = frozenset(
     [
         "is",
@@ -220,10 +217,12 @@ def _tidy(text: str) -> str:
 
 
 def clean_sentence(sentence: str) -> str:
-    """Drop section labels and reporting frames ("We found that ...") but keep hedges."""
-    text = _LABEL.sub("", sentence.strip())
+    """Drop structure labels and reporting frames ("We found that ...") but keep hedges;
+    a leading demonstrative ("These mice…") becomes "The"."""
+    text = strip_label(sentence.strip())
     framed = _FRAME.sub("", text, count=1)
-    return framed if len(content_words(framed)) >= 2 else text
+    text = framed if len(content_words(framed)) >= 2 else text
+    return _DEMONSTRATIVE.sub("The ", text, count=1)
 
 
 def split_coordination(sentence: str) -> list[str]:
@@ -255,16 +254,53 @@ def _subject(clause: str) -> str:
     return " ".join(head)
 
 
+_IRREGULAR_PAST = frozenset(
+    [
+        "became",
+        "made",
+        "gave",
+        "took",
+        "showed",
+        "shown",
+        "led",
+        "began",
+        "rose",
+        "fell",
+        "grew",
+        "remained",
+        "emerged",
+    ]
+)
+
+
+def _same_form(head: str, other: str) -> bool:
+    """A second predicate has its first verb's form ("improved A and balance" is one
+    predicate: "balance" is a noun there, not a past tense like "improved")."""
+    h, o = head.lower().strip(","), other.lower().strip(",")
+    if o in _AUX_VERBS:
+        return True
+    if h.endswith("ed") or h in _IRREGULAR_PAST:
+        return o.endswith("ed") or o in _IRREGULAR_PAST
+    if h.endswith("s") and h not in _AUX_VERBS:
+        return o.endswith("s")
+    return True
+
+
 def _split_predicates(clause: str) -> list[str]:
     """ "S V1 O1 and V2 O2" -> "S V1 O1", "S V2 O2" when V2 is a verb and S is found."""
     pieces = _PREDICATE_SPLIT.split(clause)
     if len(pieces) == 1 or _first_verb(pieces[0].split()) <= 0:
         return [clause]
     subject = _subject(pieces[0])
+    head_verb = pieces[0].split()[_first_verb(pieces[0].split())]
     out = [pieces[0]]
     for piece in pieces[1:]:
         first = piece.split()[0] if piece.split() else ""
-        if is_verb(first) and out[-1].split()[-1].lower() not in ("both", "between"):
+        if (
+            is_verb(first)
+            and _same_form(head_verb, first)
+            and out[-1].split()[-1].lower() not in ("both", "between")
+        ):
             out.append(f"{subject} {piece}")
         else:
             out[-1] = f"{out[-1]} and {piece}"
@@ -273,6 +309,46 @@ def _split_predicates(clause: str) -> list[str]:
 
 def _spans(passage: PassageInput) -> list[tuple[int, int]]:
     return list(passage.sentences) or split_sentences(passage.text)
+
+
+# A sentence the splitter kept whole because it ends in a one-letter word ("vitamin D.",
+# "nmol/L.") that is not an initial: a capitalised word starts a new sentence after it.
+_LETTER_END = re.compile(
+    r"(?:(?<=\s[A-Z])|(?<=/[A-Z]))(?<!by [A-Z])(?<!and [A-Z])(?<!of [A-Z])(?<!Dr [A-Z])"
+    r"\.\s+(?=[A-Z][a-z]+\s)"
+)
+
+
+def _letter_split(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    cursor = start
+    for match in _LETTER_END.finditer(text, start, end):
+        spans.append((cursor, match.start() + 1))
+        cursor = match.end()
+    spans.append((cursor, end))
+    return [s for a, b in spans if (s := trim_span(text, a, b))]
+
+
+def labelled_spans(passage: PassageInput) -> list[tuple[int, int, str]]:
+    """The passage's sentences, cut at inline structure labels, each with the label in force.
+
+    A label ("RESULTS", "Conclusions:") that a sentence span holds is cut out of it: the
+    text before it keeps the earlier label, the text after it is under the new one. A span
+    the splitter kept whole after a one-letter word ("… vitamin D. Medians were …") is cut
+    there too.
+    """
+    label = passage.label
+    out: list[tuple[int, int, str]] = []
+    spans = [s for a, b in _spans(passage) for s in _letter_split(passage.text, a, b)]
+    for start, end in spans:
+        cursor = start
+        for found in label_spans(passage.text, start, end):
+            if found.start > cursor and (span := trim_span(passage.text, cursor, found.start)):
+                out.append((*span, label))
+            label, cursor = found.label, found.end
+        if span := trim_span(passage.text, cursor, end):
+            out.append((*span, label))
+    return out
 
 
 def _anchor(passage: PassageInput, start: int, end: int) -> Anchor:
@@ -287,61 +363,68 @@ def _anchor(passage: PassageInput, start: int, end: int) -> Anchor:
     )
 
 
+@dataclass(frozen=True)
+class Proposal:
+    """A candidate claim before it is scored: its wording, anchor and sentence role."""
+
+    text: str
+    anchor: Anchor
+    role: str
+    origin: str = "rules"
+    claim_type: str = ""
+
+
 def candidates(
     passages: Sequence[PassageInput], cfg: MineConfig
-) -> tuple[list[ClaimDraft], list[DroppedCandidate]]:
-    drafts: list[ClaimDraft] = []
+) -> tuple[list[Proposal], list[DroppedCandidate]]:
+    """Every sentence's propositions: findings proposed, everything else dropped with why."""
+    proposals: list[Proposal] = []
     dropped: list[DroppedCandidate] = []
-    focus = content_stems(cfg.focus)
-    for rank, passage in enumerate(passages):
-        for start, end in _spans(passage):
+    for passage in passages:
+        for start, end, label in labelled_spans(passage):
             anchor = _anchor(passage, start, end)
             sentence = anchor.quote
             if len(content_words(sentence)) < cfg.min_content_words:
                 continue  # headings, labels, fragments: not a candidate claim
-            reason = _unclaimable(sentence, cfg)
+            role = classify_sentence(sentence, label)
+            reason = _unclaimable(sentence, role, cfg)
             if reason:
-                dropped.append(DroppedCandidate(sentence, reason, anchor))
+                dropped.append(DroppedCandidate(sentence, reason, anchor, role=role.role))
                 continue
             for text in split_coordination(sentence):
                 if len(content_words(text)) < cfg.min_content_words:
-                    dropped.append(DroppedCandidate(text, "too short to state a fact", anchor))
+                    dropped.append(
+                        DroppedCandidate(text, "too short to state a fact", anchor, role=role.role)
+                    )
                     continue
-                drafts.append(_draft(text, anchor, _score(text, passage, rank, focus)))
-    return drafts, dropped
+                proposals.append(Proposal(text, anchor, role.role))
+    return proposals, dropped
 
 
-def _unclaimable(sentence: str, cfg: MineConfig) -> str:
-    if sentence.rstrip().endswith("?"):
-        return "a question, not a claim"
-    if _NON_CLAIM.match(clean_sentence(sentence)):
-        return "describes the study's aim or method, not a finding"
+def _unclaimable(sentence: str, role: Role, cfg: MineConfig) -> str:
+    if not role.is_finding:
+        show_cue = role.cue and role.role != QUESTION
+        return f"{role.drop_reason} ({role.cue})" if show_cue else role.drop_reason
     if len(words(sentence)) > cfg.max_words * 2:
         return "too long to atomize reliably"
     return ""
 
 
-def _draft(text: str, anchor: Anchor, score: float, origin: str = "rules") -> ClaimDraft:
-    info = describe(text)
+def draft_of(proposal: Proposal) -> ClaimDraft:
+    info = describe(proposal.text)
+    kind = proposal.claim_type or str(info["claim_type"])
     return ClaimDraft(
-        text=text,
-        fingerprint=claim_fingerprint(text),
-        claim_type=str(info["claim_type"]),
-        anchors=[anchor],
+        text=proposal.text,
+        fingerprint=claim_fingerprint(proposal.text),
+        claim_type=kind,
+        anchors=[proposal.anchor],
         entities=list(info["entities"]),  # type: ignore[call-overload]
         numbers=list(info["numbers"]),  # type: ignore[call-overload]
         hedges=list(info["hedges"]),  # type: ignore[call-overload]
         time_sensitivity=str(info["time_sensitivity"]),
-        origin=origin,
-        score=score,
+        origin=proposal.origin,
+        role=proposal.role,
     )
-
-
-def _score(text: str, passage: PassageInput, rank: int, focus: set[str]) -> float:
-    stems = content_stems(text)
-    relevance = len(stems & focus) / len(focus) if focus else 0.0
-    finding = min(1.0, len(_FINDING.findall(text)) / 2)
-    return round(relevance + 0.5 * finding + 1.0 / (1 + rank) + 0.1 * passage.score, 6)
 
 
 def _proposition_key(draft: ClaimDraft) -> tuple[frozenset[str], frozenset[float], bool]:
@@ -352,49 +435,34 @@ def _proposition_key(draft: ClaimDraft) -> tuple[frozenset[str], frozenset[float
     )
 
 
+def same_proposition(a: ClaimDraft, b: ClaimDraft, jaccard: float) -> bool:
+    """Same fingerprint, or nearly the same content words with the same numbers and polarity."""
+    if a.fingerprint == b.fingerprint:
+        return True
+    stems, numbers, neg = _proposition_key(a)
+    o_stems, o_numbers, o_neg = _proposition_key(b)
+    overlap = len(stems & o_stems) / max(1, len(stems | o_stems))
+    return overlap >= jaccard and numbers == o_numbers and neg == o_neg
+
+
+def fold_into(target: ClaimDraft, draft: ClaimDraft) -> None:
+    """Another wording of the target's proposition: its wording and anchors join the target."""
+    if draft.text != target.text and draft.text not in target.mentions:
+        target.mentions.append(draft.text)
+    for anchor in draft.anchors:
+        if all(
+            (a.passage_id, a.start) != (anchor.passage_id, anchor.start) for a in target.anchors
+        ):
+            target.anchors.append(anchor)
+
+
 def merge(drafts: Sequence[ClaimDraft], jaccard: float) -> list[ClaimDraft]:
-    """One claim per proposition; anchors and other wordings of it are folded in."""
+    """One claim per proposition (highest score first); other wordings are folded in."""
     merged: list[ClaimDraft] = []
-    keys: list[tuple[frozenset[str], frozenset[float], bool]] = []
-    by_fp: dict[str, ClaimDraft] = {}
     for draft in sorted(drafts, key=lambda d: -d.score):
-        target = by_fp.get(draft.fingerprint)
-        if target is None:
-            stems, numbers, neg = _proposition_key(draft)
-            for other, (o_stems, o_numbers, o_neg) in zip(merged, keys, strict=True):
-                overlap = len(stems & o_stems) / max(1, len(stems | o_stems))
-                if overlap >= jaccard and numbers == o_numbers and neg == o_neg:
-                    target = other
-                    break
+        target = next((m for m in merged if same_proposition(draft, m, jaccard)), None)
         if target is None:
             merged.append(draft)
-            keys.append(_proposition_key(draft))
-            by_fp[draft.fingerprint] = draft
-            continue
-        by_fp[draft.fingerprint] = target
-        if draft.text != target.text and draft.text not in target.mentions:
-            target.mentions.append(draft.text)
-        for anchor in draft.anchors:
-            if all(
-                (a.passage_id, a.start) != (anchor.passage_id, anchor.start) for a in target.anchors
-            ):
-                target.anchors.append(anchor)
+        else:
+            fold_into(target, draft)
     return merged
-
-
-def mine_claims(passages: Sequence[PassageInput], cfg: MineConfig | None = None) -> MiningResult:
-    """Atomic claims of a subquestion's evidence, merged, ranked, within budget."""
-    cfg = cfg or MineConfig()
-    drafts, dropped = candidates(passages, cfg)
-    merged = merge(drafts, cfg.merge_jaccard)
-    merged.sort(key=lambda d: (-d.score, d.fingerprint))
-    for draft in merged[cfg.max_claims :]:
-        dropped.append(
-            DroppedCandidate(
-                draft.text,
-                f"over the claim budget of {cfg.max_claims} for this subquestion",
-                draft.anchors[0],
-                draft.claim_type,
-            )
-        )
-    return MiningResult(claims=merged[: cfg.max_claims], dropped=dropped)

@@ -9,6 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from research.pipeline.claims.design import SourceProfile
+from research.pipeline.claims.relevance import Relevance
+from research.pipeline.claims.scope import Scope
+
 
 @dataclass(frozen=True)
 class PassageInput:
@@ -24,6 +28,8 @@ class PassageInput:
     cluster: str = ""
     score: float = 0.0
     pool: str = "support"
+    title: str = ""  # the source's title (context for relevance; never mined)
+    label: str = ""  # the structure label or heading in force where the passage begins
 
 
 @dataclass(frozen=True)
@@ -57,7 +63,12 @@ class ClaimDraft:
     time_sensitivity: str = "stable"  # stable, slow-changing, fast-changing, current-state
     origin: str = "rules"  # rules or llm:<model>
     mentions: list[str] = field(default_factory=list)  # other wordings merged into this one
-    score: float = 0.0
+    score: float = 0.0  # ranking score (relevance, role, scope preference)
+    role: str = ""  # result, conclusion or statement (research.pipeline.claims.roles)
+    relevance: Relevance | None = None
+    facets: Facets | None = None
+    design: str = ""  # the strongest study design among its anchors' sources
+    rank: int = 0  # 1 = the run's most relevant claim
 
     @property
     def time_sensitive(self) -> bool:
@@ -76,6 +87,56 @@ class DroppedCandidate:
     reason: str
     anchor: Anchor
     claim_type: str = ""
+    relevance: float | None = None
+    role: str = ""
+    design: str = ""
+
+
+@dataclass(frozen=True)
+class MergedCandidate:
+    """A candidate that is the same proposition as a claim kept under another subquestion."""
+
+    text: str
+    target: str  # the fingerprint of the claim it was merged into
+    anchor: Anchor
+    reason: str
+    claim_type: str = ""
+    relevance: float | None = None
+    role: str = ""
+    design: str = ""
+
+
+@dataclass(frozen=True)
+class Facets:
+    """What a finding says, where it says it: who, what, on what, which way, how much."""
+
+    population: str = ""
+    intervention: str = ""  # the intervention or exposure (the finding's subject)
+    outcome: str = ""
+    direction: str = ""  # increases, decreases, no effect, associated, not associated
+    effect: str = ""  # the effect size as stated ("41% (95% CI, 18%-58%)")
+    year: int | None = None
+
+
+@dataclass(frozen=True)
+class ContestedPair:
+    """Two kept claims that report conflicting findings on the same question."""
+
+    first: str  # claim fingerprints
+    second: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class EvidenceGapDraft:
+    """A subquestion for which the library held no relevant finding, and what was searched."""
+
+    subquestion: str  # key
+    queries: tuple[str, ...]
+    passages: int  # passages read
+    candidates: int  # sentences considered
+    best_relevance: float | None
+    reason: str
 
 
 @dataclass
@@ -83,12 +144,51 @@ class MiningResult:
     claims: list[ClaimDraft]
     dropped: list[DroppedCandidate] = field(default_factory=list)
     notes: dict[str, str] = field(default_factory=dict)
+    merged: list[MergedCandidate] = field(default_factory=list)
+
+
+@dataclass
+class RunMining:
+    """Mining of a whole run: per subquestion, and what spans subquestions."""
+
+    results: dict[str, MiningResult]  # subquestion key -> its claims and candidates
+    contested: list[ContestedPair] = field(default_factory=list)
+    gaps: list[EvidenceGapDraft] = field(default_factory=list)
+    notes: dict[str, str] = field(default_factory=dict)
+    profiles: dict[str, SourceProfile] = field(default_factory=dict)  # source key -> profile
+
+
+@dataclass(frozen=True)
+class SubquestionInput:
+    key: str
+    text: str
+    passages: tuple[PassageInput, ...]
+    queries: tuple[str, ...] = ()  # what was searched for it (for an evidence gap)
+    priority: int = 0
+
+
+@dataclass(frozen=True)
+class RunInput:
+    question: str
+    subquestions: tuple[SubquestionInput, ...]
+    scope: Scope = field(default_factory=Scope)
+    profiles: dict[str, SourceProfile] = field(default_factory=dict)  # source key -> profile
+    idf: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class MineConfig:
-    max_claims: int = 25  # per call (a subquestion's evidence)
+    max_claims: int = 0  # most claims one subquestion may keep; 0: half the run's budget, >= 8
+    max_run_claims: int = 25  # most claims a run keeps (reviewers decide every one)
     min_content_words: int = 3
     max_words: int = 70
     merge_jaccard: float = 0.85
+    paraphrase_cosine: float = 0.90  # two sources' wordings of one finding merge above it
+    contested_cosine: float = 0.55  # conflicting directions count as contested above it
+    off_topic: float = 0.30  # relevance below this drops a candidate as off-topic
     focus: str = ""  # the subquestion text: candidates that bear on it rank first
+    question: str = ""  # the plan's question (mine_claims; mine_run takes it from RunInput)
+
+    @property
+    def per_subquestion(self) -> int:
+        return self.max_claims or max(8, -(-self.max_run_claims // 2))

@@ -29,15 +29,3 @@ Evidence passages:
 JUDGE_PASSAGE = """[{evidence_id}]
 {text}
 """
-
-ATOMIZE_SYSTEM = """You split evidence passages into atomic factual claims.
-Each claim states one checkable proposition in a full sentence that makes sense alone.
-Every claim must come with "quote": the passage sentence it rests on, copied EXACTLY,
-character for character. Claims without an exact quote are discarded.
-Reply with JSON only:
-{"claims": [{"text": "<atomic claim>", "quote": "<exact sentence>", "type": "<one of:
-historical, definitional, mechanistic, empirical, comparative, current-state, causal,
-numerical, temporal, recommendation>"}]}"""
-
-ATOMIZE_USER = """Passage:
-{text}"""

@@ -1,0 +1,322 @@
+"""What kind of study a source reports, and on whom: its design and population.
+
+:func:`profile_source` reads a source's title and the start of its text and returns a
+:class:`SourceProfile`: the study design (meta-analysis, systematic review, randomized
+controlled trial, cohort, case-control, cross-sectional, case report, narrative review,
+guideline, animal, in vitro; empty when no cue says), the cue that decided it, the
+participants' ages as stated ("aged 20–40 y", "65 years or older", "mean age 66"), the
+population in words, whether it studies people, and the year when the metadata has one.
+Rules, in order of how much a design says: a title cue beats a text cue, and an animal or
+cell study is recognised by what it was done on, not by a passing mention of mice.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from research.pipeline.claims.roles import AIM, METHOD, classify_sentence, label_spans, strip_label
+from research.pipeline.claims.roles import DESIGN as DESIGN_ROLE
+from research.pipeline.text import split_sentences
+
+META_ANALYSIS = "meta-analysis"
+SYSTEMATIC_REVIEW = "systematic-review"
+RCT = "rct"
+COHORT = "cohort"
+CASE_CONTROL = "case-control"
+CROSS_SECTIONAL = "cross-sectional"
+CASE_REPORT = "case-report"
+NARRATIVE_REVIEW = "narrative-review"
+GUIDELINE = "guideline"
+ANIMAL = "animal"
+IN_VITRO = "in-vitro"
+
+DESIGN_LABELS = {
+    META_ANALYSIS: "meta-analysis",
+    SYSTEMATIC_REVIEW: "systematic review",
+    RCT: "randomized controlled trial",
+    COHORT: "cohort study",
+    CASE_CONTROL: "case-control study",
+    CROSS_SECTIONAL: "cross-sectional study",
+    CASE_REPORT: "case report or series",
+    NARRATIVE_REVIEW: "narrative review",
+    GUIDELINE: "guideline",
+    ANIMAL: "animal study",
+    IN_VITRO: "in vitro study",
+}
+# Strength of the design as evidence about people, strongest first (for ranking).
+DESIGN_ORDER = (
+    META_ANALYSIS,
+    SYSTEMATIC_REVIEW,
+    RCT,
+    GUIDELINE,
+    COHORT,
+    CASE_CONTROL,
+    CROSS_SECTIONAL,
+    CASE_REPORT,
+    NARRATIVE_REVIEW,
+    ANIMAL,
+    IN_VITRO,
+)
+NON_HUMAN = frozenset({ANIMAL, IN_VITRO})
+TEXT_CHARS = 4000  # designs and populations are stated early (abstract, methods summary)
+
+_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        META_ANALYSIS,
+        re.compile(
+            r"\b(meta-?analy\w+|meta analy\w+|pooled analysis of (?:\d+ )?(?:randomi[sz]ed|"
+            r"trials|studies|cohorts)|individual (?:patient|participant) data analysis)\b",
+            re.I,
+        ),
+    ),
+    (
+        SYSTEMATIC_REVIEW,
+        re.compile(r"\b(systematic(?:ally)? (?:literature )?review\w*|cochrane review)\b", re.I),
+    ),
+    (
+        GUIDELINE,
+        re.compile(
+            r"\b(guidelines?|recommendation statement|consensus statement|position "
+            r"(?:statement|paper)|practice parameter|clinical practice recommendations?)\b",
+            re.I,
+        ),
+    ),
+    (
+        RCT,
+        re.compile(
+            r"\b(randomi[sz]ed(?:,)? (?:\w+[- ]?){0,4}(?:trial|study)|randomly (?:assigned|"
+            r"allocated)|placebo[- ]controlled|double[- ]blind\w*|randomi[sz]ed controlled|"
+            r"\bRCTs?\b)",
+            re.I,
+        ),
+    ),
+    (
+        CASE_CONTROL,
+        re.compile(r"\b(case[- ]control|cases and (?:matched )?controls|matched controls)\b", re.I),
+    ),
+    (
+        COHORT,
+        re.compile(
+            r"\b(cohort|prospective(?:ly)? (?:study|studies|follow|data|analysis|observational)|"
+            r"longitudinal (?:study|analysis|data)|followed (?:up )?for \d|years? of follow-?up)\b",
+            re.I,
+        ),
+    ),
+    (
+        CROSS_SECTIONAL,
+        re.compile(r"\b(cross[- ]sectional|prevalence (?:study|survey)|national survey)\b", re.I),
+    ),
+    (
+        CASE_REPORT,
+        re.compile(
+            r"\b(case reports?|case series|we (?:report|describe|present) (?:a|an|the|two|"
+            r"three) (?:case|patient)|a \d{1,3}-year-old (?:man|woman|male|female|patient|"
+            r"boy|girl))\b",
+            re.I,
+        ),
+    ),
+    (
+        NARRATIVE_REVIEW,
+        re.compile(
+            r"(\breview\b|\boverview\b|\brecent advances\b|\bcurrent (?:concepts|knowledge|"
+            r"understanding)\b|\bperspective\b|\bprimer\b|\bstate of the art\b)",
+            re.I,
+        ),
+    ),
+)
+_ANIMAL = re.compile(
+    r"\b(mice|mouse|murine|rats?|rodents?|zebrafish|drosophila|c\. elegans|caenorhabditis|"
+    r"xenopus|yeast|primates?|macaques?|monkeys?|pigs?|piglets?|dogs?|canine|rabbits?|sheep|"
+    r"ovine|bovine|cattle|chickens?|hamsters?|guinea pigs?|knockout|transgenic)\b",
+    re.I,
+)
+_IN_VITRO = re.compile(
+    r"\b(in vitro|cell lines?|cultured (?:cells|neurons)|cell cultures?|hela|hek ?293|"
+    r"organoids?|fibroblasts|explants?|recombinant (?:protein|enzyme))\b",
+    re.I,
+)
+_HUMAN = re.compile(
+    r"\b(patients?|participants?|subjects|volunteers|women|men|adults?|children|infants|"
+    r"adolescents|persons|people|individuals|residents|respondents|veterans|population|"
+    r"elderly|nursing homes?|community-dwelling|outpatients|inpatients)\b",
+    re.I,
+)
+# Ages as stated: "aged 20-40 y", "65 years or older", "over 60", "mean age, 66 years".
+_AGE_RANGE = re.compile(
+    r"\b(?:aged|ages?|age range(?: of)?|between)\s*(?P<a>\d{1,3})\s*(?:-|–|to|and)\s*"
+    r"(?P<b>\d{1,3})\s*(?:y\b|yr|years?|yo)",
+    re.I,
+)
+_AGE_MIN = re.compile(
+    r"\b(?:aged|ages?|age)?\s*(?:(?:≥|>=|>)\s*(?P<a>\d{1,3})\s*(?:y\b|yr|years?)|(?P<b>\d{1,3})\s*"
+    r"(?:y\b|yr|years?)(?: of age)?(?: (?:or|and) (?:older|over|above|more))|(?:over|older than|"
+    r"above|at least)\s*(?P<c>\d{1,3})\s*(?:y\b|yr|years?))",
+    re.I,
+)
+_AGE_MEAN = re.compile(
+    r"\b(?:mean|median|average) age(?: was| of|,|:)?\s*(?P<a>\d{1,3}(?:\.\d)?)\s*"
+    r"(?:y\b|yr|years?)?",
+    re.I,
+)
+_GROUP = re.compile(
+    r"\b((?:community-dwelling |institutionali[sz]ed |frail |healthy |postmenopausal |"
+    r"pregnant |older |elderly |young |middle-aged )*(?:adults|women|men|children|infants|"
+    r"adolescents|elderly (?:people|persons|patients)|older (?:people|persons|patients)|"
+    r"patients with [\w' -]{3,40}?|residents|nursing home residents|newborns|neonates))\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class SourceProfile:
+    """A source's design and population, as its text states them."""
+
+    design: str = ""  # one of DESIGN_LABELS' keys, or "" when no cue says
+    design_cue: str = ""  # the words that decided it
+    humans: bool | None = None  # None: cannot tell
+    age_min: float | None = None
+    age_max: float | None = None
+    age_text: str = ""  # the age as stated
+    population: str = ""  # who was studied, in the source's words
+    year: int | None = None
+
+    @property
+    def design_label(self) -> str:
+        return DESIGN_LABELS.get(self.design, "")
+
+
+_SELF = re.compile(
+    r"\b(we|our|this|these|the present|the current|here|herein)\b|"
+    r"\b(?:were|was) (?:randomly|randomi[sz]ed|enrolled|recruited|followed|assigned)",
+    re.I,
+)
+# "A randomized trial of 400 adults …" describes the document's own study; "A meta-analysis
+# published in 2007 showed …" cites someone else's.
+_INDEFINITE = re.compile(r"^(?:in )?(?:a|an)\s", re.I)
+_CITING = re.compile(
+    r"\b(published|previous(?:ly)?|prior|earlier|recent(?:ly)?|several|many|other|existing|"
+    r"a number of|has been|have been|had been)\b",
+    re.I,
+)
+
+
+def own_design_text(text: str) -> str:
+    """The sentences in which a document describes its own study (not the studies it cites):
+    those that speak of "we", "this study", start "A randomized trial…", or state methods,
+    design or aims."""
+    body = text[:TEXT_CHARS]
+    kept = []
+    label = ""
+    for start, end in split_sentences(body):
+        sentence = body[start:end]
+        found = label_spans(sentence)
+        if found:
+            label = found[-1].label
+        role = classify_sentence(sentence, label).role
+        bare = strip_label(sentence)
+        own = _SELF.search(bare) or (_INDEFINITE.search(bare) and not _CITING.search(bare))
+        if own or role in (METHOD, DESIGN_ROLE, AIM):
+            kept.append(sentence)
+    return " ".join(kept)
+
+
+def classify_design(title: str, text: str) -> tuple[str, str]:
+    """(design, cue): the title decides when it names a design; then the sentences in which
+    the text describes its own study."""
+    body = text[:TEXT_CHARS]
+    own = own_design_text(body)
+    non_human = _non_human(title + " " + body)
+    for where in (title, own):
+        for design, pattern in _RULES:
+            match = pattern.search(where)
+            if match is None:
+                continue
+            if design == NARRATIVE_REVIEW and where is own and not _review_in_text(own):
+                continue
+            if non_human and design in (RCT, COHORT, CASE_CONTROL, CROSS_SECTIONAL):
+                return non_human, f"{match.group(0)} (in {non_human.replace('-', ' ')} models)"
+            return design, match.group(0)
+    if non_human:
+        return non_human, "no human participants; " + (
+            "cells" if non_human == IN_VITRO else "animals"
+        )
+    return "", ""
+
+
+def _review_in_text(body: str) -> bool:
+    return bool(
+        re.search(
+            r"\b(this|the present|in this|we) (?:review|overview)\b|\bhere,? we review\b|"
+            r"\bwe (?:summari[sz]e|review|discuss) (?:the |recent |current )",
+            body,
+            re.I,
+        )
+    )
+
+
+def _non_human(text: str) -> str:
+    animal = len(_ANIMAL.findall(text))
+    cells = len(_IN_VITRO.findall(text))
+    human = len(_HUMAN.findall(text))
+    if animal >= 2 and animal > human:
+        return ANIMAL
+    if cells >= 2 and cells > human and animal == 0:
+        return IN_VITRO
+    return ""
+
+
+def ages(text: str) -> tuple[float | None, float | None, str]:
+    """The participants' age range as stated (min, max, the words), first statement wins."""
+    body = text[:TEXT_CHARS]
+    candidates: list[tuple[int, float | None, float | None, str]] = []
+    m = _AGE_RANGE.search(body)
+    if m:
+        a, b = float(m.group("a")), float(m.group("b"))
+        if a < b <= 120:
+            candidates.append((m.start(), a, b, m.group(0)))
+    m = _AGE_MIN.search(body)
+    if m:
+        value = m.group("a") or m.group("b") or m.group("c")
+        if value and float(value) <= 120:
+            candidates.append((m.start(), float(value), None, m.group(0).strip()))
+    m = _AGE_MEAN.search(body)
+    if m and not candidates and float(m.group("a")) <= 120:
+        mean = float(m.group("a"))
+        candidates.append((m.start(), mean, mean, m.group(0).strip()))
+    if not candidates:
+        return None, None, ""
+    _, low, high, words = min(candidates, key=lambda c: c[0])
+    return low, high, words
+
+
+def population_words(text: str) -> str:
+    match = _GROUP.search(text[:TEXT_CHARS])
+    return match.group(1).strip() if match else ""
+
+
+def profile_source(title: str, text: str, year: int | None = None) -> SourceProfile:
+    design, cue = classify_design(title, text)
+    low, high, age_text = ages(text)
+    humans: bool | None
+    if design in NON_HUMAN:
+        humans = False
+    elif _HUMAN.search(title + " " + text[:TEXT_CHARS]):
+        humans = True
+    else:
+        humans = None
+    return SourceProfile(
+        design=design,
+        design_cue=cue[:120],
+        humans=humans,
+        age_min=low,
+        age_max=high,
+        age_text=age_text[:80],
+        population=population_words(text)[:120],
+        year=year,
+    )
+
+
+def design_rank(design: str) -> int:
+    """0 for the strongest design; unknown designs rank after every known one."""
+    return DESIGN_ORDER.index(design) if design in DESIGN_ORDER else len(DESIGN_ORDER)

@@ -1,0 +1,162 @@
+"""Sentence roles, structure labels, study designs, scope and facets: the miner's pure parts."""
+
+from __future__ import annotations
+
+from research.pipeline.claims.design import profile_source
+from research.pipeline.claims.facets import facets
+from research.pipeline.claims.roles import classify_sentence, label_spans
+from research.pipeline.claims.scope import parse_scope, preference, scope_exclusion
+
+# Sentences of the vitamin D run's ledger that were claims before findings-only mining.
+METHOD_SENTENCES = [
+    "Central DXA osteodensitometry was performed.",
+    "Controls (3 : 1) were frequency-matched to cases.",
+    "A low calcium lunch was provided at mid-day.",
+    "Serum 25(OH)D concentrations were measured by using enzyme-linked immunoassay at "
+    "baseline (October 2006) and endpoint (March 2007).",
+    "Nested case-control study was conducted using data collected during 10 years of "
+    "follow-up of the French PAQUID (Personnes Agées QUID) community-based cohort.",
+    "The main outcome measure was the occurrence of an injurious fall, which was defined as "
+    "a fall resulting in hospitalization, fracture, head trauma or death.",
+    "All subjects received calcium, 1000 mg/d.",
+    "Randomized, placebo-controlled, double-blind 22-wk intervention study was conducted in "
+    "men and women aged 20-40 y (n = 238) by using different supplemental doses (0, 5, 10, "
+    "and 15 microg/d) of vitamin D(3) throughout the winter.",
+]
+AIM_SENTENCES = [
+    "Our objective is to estimate and compare the prevalence of selected adverse consequences "
+    "associated with unmet need for assistance among older adults.",
+    "To estimate the impact of benzodiazepine-associated injurious falls in a population of "
+    "elderly persons.",
+    "In this review, we will summarize the mechanisms that are presumed to underlie the "
+    "relationship between vitamin D and understand its biology.",
+    "We aimed to establish the distribution of dietary vitamin D required to maintain serum "
+    "concentrations above several proposed cutoffs.",
+]
+FINDINGS = [
+    "Vitamin D insufficiency and deficiency increase the risk of skeletal fractures.",
+    "Treatment with 5 mg/d of risedronate, compared with placebo, decreased the cumulative "
+    "incidence of new vertebral fractures by 41 % (95% CI, 18%-58%) over 3 years.",
+    "These findings suggest that high-dose vitamin D does not prevent falls.",
+    "We found that daily supplementation lowered the rate of hip fracture.",
+    # Other domains: news, economics, software.
+    "Unemployment fell to 3.9 percent in March, the lowest rate since 2001.",
+    "A 10% rise in the minimum wage reduced teen employment by 1.2% in the affected states.",
+    "The new garbage collector cut p99 latency from 80 ms to 12 ms compared with the old one.",
+    "Turnout was higher in districts with mail-in voting than in districts without it.",
+]
+
+
+def test_it_calls_method_design_and_aim_sentences_non_findings():
+    for sentence in METHOD_SENTENCES:
+        role = classify_sentence(sentence)
+        assert role.role in ("method", "design"), (sentence, role)
+    for sentence in AIM_SENTENCES:
+        assert classify_sentence(sentence).role == "aim", sentence
+
+
+def test_it_calls_results_and_conclusions_findings_in_any_domain():
+    for sentence in FINDINGS:
+        role = classify_sentence(sentence)
+        assert role.is_finding and role.role in ("result", "conclusion"), (sentence, role)
+
+
+def test_it_uses_the_structure_label_a_sentence_sits_under():
+    assert classify_sentence("The trial enrolled 250 patients.", "DESIGN, SETTING").role == "design"
+    assert classify_sentence("Nothing changed in the control arm.", "RESULTS").role == "result"
+    # strong result cues beat a methods label ("METHODS AND RESULTS" abstracts mix both)
+    mixed = classify_sentence("Mortality was lower with X than placebo (p < 0.01).", "METHODS")
+    assert mixed.role == "result"
+
+
+def test_it_finds_inline_labels_and_drops_fragments_and_boilerplate():
+    text = "Gaps remain for vitamin D.   OBJECTIVE We aimed to test it. RESULTS Falls fell."
+    assert [s.label for s in label_spans(text)] == ["OBJECTIVE", "RESULTS"]
+    assert label_spans("The USPSTF and AQUACEL dressing were used.") == []
+    assert classify_sentence("And 249 [99.6%] were white) who presented.").role == "fragment"
+    assert classify_sentence("It was lower in women.").role == "fragment"
+    assert classify_sentence("Funded by the National Institutes of Health.").role == "boilerplate"
+    assert classify_sentence("Does vitamin D prevent falls?").role == "question"
+
+
+def test_it_cuts_a_sentence_the_splitter_kept_whole_after_a_one_letter_word():
+    from research.pipeline.claims import PassageInput
+    from research.pipeline.claims.mine import labelled_spans
+
+    text = (
+        "Intakes were plotted against serum 25-hydroxyvitamin D. Medians of these values were "
+        "determined. Levels rose to 75 nmol/L. The trial was led by J. Smith and colleagues."
+    )
+    spans = [text[a:b] for a, b, _ in labelled_spans(PassageInput("p", text, "f"))]
+    assert spans == [
+        "Intakes were plotted against serum 25-hydroxyvitamin D.",
+        "Medians of these values were determined.",
+        "Levels rose to 75 nmol/L.",
+        "The trial was led by J. Smith and colleagues.",
+    ]
+
+
+def test_it_profiles_a_source_design_and_population():
+    rct = profile_source(
+        "Vitamin D and falls",
+        "In a randomized, placebo-controlled trial of 2,256 community-dwelling women aged 70 "
+        "years or older, an annual dose increased falls.",
+    )
+    assert rct.design == "rct" and rct.humans is True
+    assert rct.age_min == 70 and rct.age_max is None
+    meta = profile_source("Vitamin D and fracture: a meta-analysis of randomized trials", "")
+    assert meta.design == "meta-analysis"
+    mice = profile_source(
+        "Statins and bone",
+        "Statins increased bone formation in mice. Rats treated with "
+        "lovastatin had more trabecular bone; knockout mice did not.",
+    )
+    assert mice.design == "animal" and mice.humans is False
+    young = profile_source("Winter vitamin D", "Men and women aged 20-40 y (n = 238) took part.")
+    assert (young.age_min, young.age_max) == (20, 40)
+    citing = profile_source(
+        "Vitamin D: the sunshine vitamin",
+        "A meta-analysis published in 2007 showed that vitamin D supplementation was "
+        "associated with reduced mortality. Treatment is recommended for deficient patients.",
+    )
+    assert citing.design != "meta-analysis"  # it cites one; it is not one
+    blog = profile_source("Release notes 2.0", "The new release adds a faster parser.")
+    assert blog.design == ""
+
+
+def test_it_parses_a_scope_and_applies_it_as_filters_and_preferences():
+    scope = parse_scope("Randomized controlled trials and meta-analyses preferred; adults over 60")
+    assert scope.preferred_designs == ("meta-analysis", "rct")
+    assert scope.age_min == 60 and scope.people == ("adults",) and not scope.unparsed
+    young = profile_source("Winter vitamin D", "Men and women aged 20-40 y (n = 238) took part.")
+    assert scope_exclusion(scope, young).startswith("outside the scope: participants aged 20-40 y")
+    mice = profile_source("Statins and bone", "Mice and rats were treated; mice lost bone.")
+    assert "animal study" in scope_exclusion(scope, mice)
+    old = profile_source("Falls trial", "A randomized trial in adults aged 65 years or older.")
+    assert scope_exclusion(scope, old) == "" and preference(scope, old) == 1.0
+    strict = parse_scope("RCTs only; published since 2010; no animal studies; zzz qqq")
+    assert strict.required_designs == ("rct",) and strict.year_from == 2010
+    assert strict.excluded_designs == ("animal",) and strict.unparsed == ("zzz qqq",)
+    cohort = profile_source("A cohort", "A prospective cohort of 9,000 adults.", year=2005)
+    assert "only for randomized controlled trial" in scope_exclusion(strict, cohort)
+
+
+def test_it_reads_population_intervention_outcome_direction_and_effect():
+    f = facets(
+        "In a randomized controlled trial of 3,270 older women living in nursing homes, daily "
+        "vitamin D3 and calcium supplementation reduced the incidence of hip fractures by 43 "
+        "percent over 18 months."
+    )
+    assert f.population.startswith("3,270 older women")
+    assert f.intervention == "daily vitamin D3 and calcium supplementation"
+    assert f.outcome == "the incidence of hip fractures"
+    assert (f.direction, f.effect) == ("decreases", "by 43 percent")
+    null = facets(
+        "Minimum wage increases had no significant effect on teen employment.", "US states"
+    )
+    assert (null.intervention, null.outcome, null.direction) == (
+        "Minimum wage increases",
+        "teen employment",
+        "no effect",
+    )
+    assert null.population == "US states"
