@@ -86,7 +86,12 @@ def left_out_reason(claim: Claim) -> str:
     if claim.review_state == ReviewState.OVERRIDING:
         return "an override awaiting a second reviewer's confirmation"
     if claim.review_state == ReviewState.APPROVED:
-        return "approved, but not as an approval of its current text that the rules accept"
+        if claim.status != Verdict.PASS:
+            return (
+                f"approved without a written override of its {claim.get_status_display()} "
+                "verdict (a claim the verifiers did not PASS needs a reviewer's reason)"
+            )
+        return "approved, but the approval is not of its current text"
     if claim.status == Verdict.FAIL:
         return "failed verification and not approved"
     return "not reviewed: only approved claims are printed"

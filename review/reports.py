@@ -35,10 +35,12 @@ from django.utils import timezone
 
 from ledger.models import Claim, EvidenceLink, ReviewState, Snapshot, Verdict
 from research.models import Plan, Run
+from research.pipeline.claims.facets import facets
 from research.pipeline.synthesize import Capsule, CapsuleEvidence, Synthesis, synthesize
 from research.providers.llm import LLMClient
 from review import services as review_services
 from review.exports import bundle, citations
+from review.exports.answer import source_design, untraceable_numbers
 from review.exports.document import (
     CitedQuote,
     DocumentInputs,
@@ -59,7 +61,7 @@ from review.exports.records import (
     UnsupportedDocument,
 )
 from review.models import Export, Report, ReviewDecision
-from review.preview import unsupported_reason
+from review.preview import left_out_reason, unsupported_reason
 from review.rundiffs import run_diff_record
 from review.signing import instance_private_key
 
@@ -171,9 +173,17 @@ class ReportInputs:
 
     claims: dict[str, Claim]  # approved claims by code, in review order
     quotes: dict[str, list[CitedQuote]]  # their cited quotes
+    question: str = ""
+    subquestions: tuple[tuple[str, str], ...] = ()  # enabled (key, text), plan order
 
     def capsules(self) -> list[Capsule]:
         return [to_capsule(self.claims[code], self.quotes[code]) for code in self.claims]
+
+    def synthesize(self, llm: LLMClient | None) -> Synthesis:
+        """The pure synthesis step over the approved capsules, the bottom line included."""
+        return synthesize(
+            self.capsules(), llm=llm, question=self.question, subquestions=self.subquestions
+        )
 
 
 def check_build_report(user: Any, run: Run) -> Report:
@@ -185,7 +195,7 @@ def check_build_report(user: Any, run: Run) -> Report:
 def do_build_report(run: Run, user: Any) -> Report:
     """1. load (gate open, approved capsules, evidence intact); 2. synthesize; 3. save."""
     inputs = load_report_inputs(run)
-    synthesis = synthesize(inputs.capsules(), llm=LLMClient.from_settings())
+    synthesis = inputs.synthesize(LLMClient.from_settings())
     return do_save_report(prepare_report(run, user, synthesis, inputs))
 
 
@@ -209,7 +219,14 @@ def load_report_inputs(run: Run) -> ReportInputs:
         raise ReportRefused("Evidence changed since review: " + "; ".join(problems))
     if not any(quotes.values()):
         raise ReportRefused("No approved claim has a supporting quote to cite.")
-    return ReportInputs(claims=claims, quotes=quotes)
+    content = run.plan_version.content
+    subquestions = tuple(
+        (str(sub.get("key", "")), str(sub.get("text", "")))
+        for sub in content.get("subquestions", [])
+        if sub.get("enabled", True) is not False
+    )
+    question = run.plan_version.plan.question
+    return ReportInputs(claims=claims, quotes=quotes, question=question, subquestions=subquestions)
 
 
 def approved_claims(run: Run) -> dict[str, Claim]:
@@ -218,7 +235,11 @@ def approved_claims(run: Run) -> dict[str, Claim]:
     rows = (
         Claim.objects.filter(code__in=codes)
         .select_related("subquestion")
-        .prefetch_related("evidence__passage", "evidence__snapshot__source", "decisions__reviewer")
+        .prefetch_related(
+            "evidence__passage",
+            "evidence__snapshot__source__profile",
+            "decisions__reviewer",
+        )
     )
     by_code = {str(claim.code): claim for claim in rows}
     return {code: by_code[code] for code in codes if code in by_code}
@@ -226,6 +247,7 @@ def approved_claims(run: Run) -> dict[str, Claim]:
 
 def to_capsule(claim: Claim, quotes: list[CitedQuote]) -> Capsule:
     sub = claim.subquestion
+    stated = facets(claim.text)
     return Capsule(
         code=str(claim.code),
         text=claim.text,
@@ -246,9 +268,15 @@ def to_capsule(claim: Claim, quotes: list[CitedQuote]) -> Capsule:
                 quote_end=quote.quote_end,
                 snapshot_sha256=quote.snapshot.text_sha256,
                 passage_fingerprint=quote.links[0].passage_fingerprint,
+                cluster=quote.source.cluster,
+                design=source_design(quote.source),
             )
             for quote in quotes
         ),
+        # Read from the approved wording (a narrowed claim says less than it was mined as).
+        direction=stated.direction,
+        effect=stated.effect,
+        marked=bool(unsupported_reason(claim)),
     )
 
 
@@ -275,6 +303,9 @@ def prepare_report(run: Run, user: Any, synthesis: Synthesis, inputs: ReportInpu
             withheld=withheld_texts(run, set(used)),
         )
     )
+    untraceable = untraceable_numbers(document)
+    if untraceable:  # a bug, never a report: every number must trace to approved capsules
+        raise ReportRefused("Bottom line not traceable: " + "; ".join(untraceable))
     markdown = render_markdown(document)
     return Report(
         run=run,
@@ -317,7 +348,7 @@ def excluded_claims(
 
 def exclusion_reasons(claim: Claim, last: ReviewDecision | None) -> list[str]:
     reasons = []
-    if claim.status in (Verdict.FAIL, Verdict.UNCERTAIN, Verdict.PENDING):
+    if claim.status != Verdict.PASS:
         why = f": {claim.rationale}" if claim.rationale else ""
         reasons.append(f"verification {claim.get_status_display()}{why}")
     if claim.review_state == ReviewState.REJECTED and last is not None:
@@ -325,10 +356,8 @@ def exclusion_reasons(claim: Claim, last: ReviewDecision | None) -> list[str]:
         reasons.append(f"rejected by {last.reviewer.get_username()}: {detail or 'no reason'}")
     elif claim.review_state == ReviewState.UNREVIEWED:
         reasons.append("not reviewed before the report was built")
-    elif claim.review_state == ReviewState.NARROWED:
-        reasons.append("narrowed, awaiting approval of the narrowed text")
-    elif claim.review_state == ReviewState.APPROVED:
-        reasons.append("approved, but not an approved capsule with a supporting quote")
+    else:
+        reasons.append(left_out_reason(claim))
     # A claim's "dropped" disposition is a reviewer's rejection (mining drops are
     # candidates, listed apart): the line above already says who rejected it and why.
     rejected = claim.review_state == ReviewState.REJECTED and last is not None

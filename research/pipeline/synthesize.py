@@ -25,6 +25,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
+from research.pipeline.answer import Answer, SourceFacts, answer
+from research.pipeline.answer import Finding as AnswerFinding
 from research.pipeline.claims.mine import split_coordination
 from research.pipeline.text import SYNTHESIS_STOPWORDS, split_sentences, stem_words
 from research.providers.base import ProviderError
@@ -64,6 +66,8 @@ class CapsuleEvidence:
     quote_end: int
     snapshot_sha256: str
     passage_fingerprint: str
+    cluster: str = ""  # the source's independence cluster ("" = its own)
+    design: str = ""  # the source's study design as its text states it ("" = not stated)
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,9 @@ class Capsule:
     confidence: float | None = None
     claim_type: str = ""
     evidence: tuple[CapsuleEvidence, ...] = ()
+    direction: str = ""  # the direction its approved wording states (claims.facets)
+    effect: str = ""  # the effect as its approved wording states it
+    marked: bool = False  # approved without verified support: printed, marked, not counted
 
 
 @dataclass
@@ -124,6 +131,7 @@ class Synthesis:
     sections: list[Section]
     sources: list[str]  # source keys in citation-number order (number = index + 1)
     findings: list[Finding]
+    answer: Answer | None = None  # the bottom line (when the question was given)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -133,8 +141,15 @@ class NoCapsulesError(ValueError):
     """Synthesis needs at least one approved capsule with evidence."""
 
 
-def synthesize(capsules: Sequence[Capsule], *, llm: ChatModel | None = None) -> Synthesis:
-    """Outline, then prose; ``llm`` None means the deterministic extractive writer."""
+def synthesize(
+    capsules: Sequence[Capsule],
+    *,
+    llm: ChatModel | None = None,
+    question: str = "",
+    subquestions: Sequence[tuple[str, str]] = (),
+) -> Synthesis:
+    """Outline, then prose, then the bottom line (``research.pipeline.answer``) when the
+    question is given; ``llm`` None means the deterministic extractive writer."""
     usable = [c for c in capsules if c.evidence]
     if not usable:
         raise NoCapsulesError("no approved capsule with supporting evidence to synthesize")
@@ -150,6 +165,7 @@ def synthesize(capsules: Sequence[Capsule], *, llm: ChatModel | None = None) -> 
         else:
             sections.append(_llm_section(part, members, labels, llm, findings))
     sources = _number_citations(sections, by_code)
+    bottom = answer([as_finding(c) for c in usable], question, subquestions) if question else None
     return Synthesis(
         synthesizer=EXTRACTIVE if llm is None else llm.label,
         labels=labels,
@@ -157,6 +173,24 @@ def synthesize(capsules: Sequence[Capsule], *, llm: ChatModel | None = None) -> 
         sections=sections,
         sources=sources,
         findings=findings,
+        answer=bottom,
+    )
+
+
+def as_finding(capsule: Capsule) -> AnswerFinding:
+    """A capsule as the bottom line reads it: one entry per source it cites."""
+    seen: dict[str, SourceFacts] = {}
+    for ev in capsule.evidence:
+        seen.setdefault(ev.source_key, SourceFacts(ev.source_key, ev.cluster, ev.design))
+    return AnswerFinding(
+        code=capsule.code,
+        text=capsule.text,
+        subquestion=capsule.subquestion_key,
+        direction=capsule.direction,
+        effect=capsule.effect,
+        confidence=capsule.confidence,
+        marked=capsule.marked,
+        sources=tuple(seen.values()),
     )
 
 

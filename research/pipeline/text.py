@@ -133,6 +133,15 @@ DOWN_WORDS = _wordset(
     alleviated
     """
 )
+# Words that say how an outcome is measured, not what it is ("the risk of fractures"):
+# the report's bottom line needs a finding to name the outcome itself.
+MEASURE_WORDS = _wordset(
+    """
+    risk risks rate rates incidence incidences level levels odds chance chances likelihood
+    occurrence occurrences number numbers proportion proportions prevalence frequency
+    probability hazard hazards
+    """
+)
 # A claim's opposite for its negation counter query (``research.pipeline.counter.negate``):
 # the first of these words in the claim is swapped.
 OPPOSITE_WORDS = {

@@ -28,7 +28,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from research.models import RunState
-from research.pipeline.synthesize import NoCapsulesError, synthesize
+from research.pipeline.synthesize import NoCapsulesError
 from research.providers.llm import LLMClient
 from research.stages.base import StageContext
 from review import reports
@@ -48,7 +48,7 @@ def run(ctx: StageContext) -> str:
     try:
         inputs = reports.load_report_inputs(ctx.run)
         ctx.progress(1, STEPS)
-        synthesis = synthesize(inputs.capsules(), llm=LLMClient.from_settings())
+        synthesis = inputs.synthesize(LLMClient.from_settings())
         ctx.progress(2, STEPS)
         report = reports.prepare_report(ctx.run, _requester(ctx), synthesis, inputs)
         ctx.progress(3, STEPS)

@@ -32,6 +32,7 @@ from ledger.models import (
     Candidate,
     CandidateState,
     Claim,
+    EvidenceGap,
     EvidenceLink,
     Relation,
     Snapshot,
@@ -41,6 +42,15 @@ from research.models import Run
 from research.pipeline.synthesize import Section, Synthesis
 from research.pipeline.text import content_words, split_sentences
 from review.diff import RunDiffRecord
+from review.exports.answer import (
+    GapInputs,
+    Numbering,
+    answer_section,
+    counter_section,
+    evidence_table,
+    gap_rows,
+    gaps_note,
+)
 from review.exports.citations import bibliography_entry
 from review.exports.records import (
     AuditRow,
@@ -178,12 +188,23 @@ class DocumentInputs:
 
 
 def build_document(inputs: DocumentInputs) -> ReportDocument:
-    """Assemble header, prose, claim register, references and appendices A–E."""
+    """Assemble header, bottom line, evidence table, prose, counter-evidence, gaps, claim
+    register, references and appendices A–E."""
     redactor = WithheldMatcher(inputs.withheld)
     labels = inputs.synthesis.labels
     evidence, by_source = _evidence_rows(inputs)
     excluded = inputs.excluded
+    appendix_a = [_excluded_row(n, c, r, redactor) for n, (c, r) in enumerate(excluded, 1)]
+    numbering = _numbering(inputs)
+    reported = [inputs.claims[code] for code in labels]
+    plan = _plan_and_method(inputs.run, inputs.synthesis)
+    gap_inputs = _gap_inputs(inputs)
     return ReportDocument(
+        answer=answer_section(inputs.synthesis.answer, numbering),
+        evidence_table=evidence_table(reported, _cited_sources(inputs), numbering),
+        counter=counter_section(inputs.run, reported, numbering, appendix_a, redactor),
+        gaps=gap_rows(plan.subquestions, set(labels), gap_inputs, _evidence_gaps(inputs.run)),
+        gaps_note=gaps_note(gap_inputs),
         header=_header(inputs),
         outline=[
             OutlineEntry(key=s.key, title=s.title, claims=[labels[c] for c in s.claims])
@@ -192,13 +213,13 @@ def build_document(inputs: DocumentInputs) -> ReportDocument:
         sections=[_section(s, labels) for s in inputs.synthesis.sections],
         claims=[_claim_row(inputs.claims[code], labels, evidence, redactor) for code in labels],
         bibliography=_bibliography(inputs.synthesis.sources, by_source),
-        appendix_a=[_excluded_row(n, c, r, redactor) for n, (c, r) in enumerate(excluded, 1)],
+        appendix_a=appendix_a,
         appendix_a_set_aside=[
             _set_aside_row(n, c, redactor) for n, c in enumerate(inputs.set_aside, 1)
         ],
         appendix_b=evidence,
         appendix_c=_audit_log(inputs.decisions, labels, excluded, redactor),
-        appendix_d=_plan_and_method(inputs.run, inputs.synthesis),
+        appendix_d=plan,
         appendix_e=_diff_appendix(inputs.diff, inputs.claims, redactor),
         check=CheckAppendix(
             synthesizer=inputs.synthesis.synthesizer,
@@ -209,6 +230,48 @@ def build_document(inputs: DocumentInputs) -> ReportDocument:
             ],
         ),
     )
+
+
+def _numbering(inputs: DocumentInputs) -> Numbering:
+    sources = {key: n for n, key in enumerate(inputs.synthesis.sources, 1)}
+    claim_sources = {
+        code: sorted({sources[q.source.canonical_id] for q in inputs.quotes[code]})
+        for code in inputs.synthesis.labels
+    }
+    return Numbering(dict(inputs.synthesis.labels), sources, claim_sources)
+
+
+def _cited_sources(inputs: DocumentInputs) -> dict[str, list[Source]]:
+    cited: dict[str, list[Source]] = {}
+    for code in inputs.synthesis.labels:
+        for quote in inputs.quotes[code]:
+            if quote.source not in cited.setdefault(code, []):
+                cited[code].append(quote.source)
+    return cited
+
+
+def _gap_inputs(inputs: DocumentInputs) -> GapInputs:
+    run = inputs.run
+    plan = run.plan_version.plan
+    content = run.plan_version.content
+    claims: dict[str, list[Claim]] = {}
+    for claim in Claim.objects.filter(run=run).select_related("subquestion").order_by("pk"):
+        claims.setdefault(claim.subquestion.key if claim.subquestion else "", []).append(claim)
+    return GapInputs(
+        question=plan.question,
+        scope=plan.scope,
+        library_only=not (run.config or {}).get("web_adapters"),
+        dimensions={
+            str(sub.get("key", "")): str(sub.get("dimension", ""))
+            for sub in content.get("subquestions", [])
+        },
+        claims_by_sub=claims,
+    )
+
+
+def _evidence_gaps(run: Run) -> dict[str, EvidenceGap]:
+    rows = EvidenceGap.objects.filter(run=run).select_related("subquestion")
+    return {row.subquestion.key: row for row in rows if row.subquestion is not None}
 
 
 def _header(inputs: DocumentInputs) -> Header:
@@ -445,7 +508,7 @@ def in_words(reason: str) -> str:
 
 def reasons_in_words(reasons: list[str]) -> str:
     """An excluded claim's reasons in one line (the full ones stay in the bundle)."""
-    return "; ".join(dict.fromkeys(in_words(r) for r in reasons if r.strip()))
+    return "; ".join(dict.fromkeys(in_words(r).rstrip(".") for r in reasons if r.strip()))
 
 
 def _set_aside_row(number: int, candidate: Candidate, redactor: WithheldMatcher) -> SetAsideRow:
@@ -570,6 +633,18 @@ def _plan_subquestions(content: dict[str, Any]) -> list[PlanSubquestionRow]:
     ]
 
 
+DIFF_TITLES_SHOWN = 5
+
+
+def _listed(what: str, names: list[str]) -> list[str]:
+    """ "sources gone: 7 (A; B; C; D; E and 2 more)", or nothing."""
+    if not names:
+        return []
+    shown = "; ".join(names[:DIFF_TITLES_SHOWN])
+    more = f" and {len(names) - DIFF_TITLES_SHOWN} more" if len(names) > DIFF_TITLES_SHOWN else ""
+    return [f"{what}: {len(names)} ({shown}{more})"]
+
+
 def _diff_appendix(
     diff: RunDiffRecord | None, claims: dict[str, Claim], redactor: WithheldMatcher
 ) -> DiffAppendix:
@@ -592,13 +667,14 @@ def _diff_appendix(
     for flip in sorted({(p.old.status, p.new.status) for p in diff.verdict_flips}):
         pairs = [p for p in diff.verdict_flips if (p.old.status, p.new.status) == flip]
         claim_lines(f"verdict {flip[0]} -> {flip[1]}", [p.new.fingerprint for p in pairs])
-    for change in diff.sources_changed + diff.sources_gone:
+    for change in diff.sources_changed:
         entries.append(
             f"source {change.kind}: {change.title or change.canonical_id} "
             f"({', '.join(h[:12] for h in change.old_sha256)} -> "
             f"{', '.join(h[:12] for h in change.new_sha256) or 'not quoted'}); "
             f"{len(change.claims)} claim(s) touched"
         )
+    entries += _listed("sources gone", [c.title or c.canonical_id for c in diff.sources_gone])
     if diff.sources_new:
         entries.append(f"new sources: {len(diff.sources_new)}")
     for row in diff.rereview:

@@ -33,6 +33,10 @@ def report_context(doc: ReportDocument) -> dict[str, Any]:
         "set_aside": md.set_aside_groups(doc),
         "not_searched": md.NOT_SEARCHED,
         "config": "; ".join(md.config_words(doc.appendix_d.run_config)),
+        "answered_subquestions": [line for line in doc.answer.subquestions if line.has_findings],
+        "empty_subquestions": [
+            line.key for line in doc.answer.subquestions if not line.has_findings
+        ],
         "audit": [(row, md.when(row.at), md.audit_action(row)) for row in doc.appendix_c],
     }
 

@@ -47,9 +47,11 @@ SECTION_TITLES = {
     "references": "References",
 }
 EVIDENCE_TABLE_NOTE = (
-    "One row per cited source. Design, population, intervention or exposure, outcome, "
-    "direction and effect are as its approved claims and its text state them; empty "
-    "means not stated (nothing is inferred)."
+    "One row per cited source. Design, year and population are as the source's text and "
+    "metadata state them; intervention or exposure, outcome, direction and effect as its "
+    "approved claims state them (a phrase the wording does not make clear is left out: "
+    "the claim register has every claim in full). A dash or “unknown” means not stated: "
+    "nothing is inferred."
 )
 UNSUPPORTED_MARK = "approved without verified support"
 OVERRIDES_TITLE = "Reviewer overrides (approved against the verifiers' verdict)"
@@ -163,9 +165,13 @@ def _bottom_line(doc: ReportDocument, marked: set[str]) -> str:
             " ".join(sentence_md(s, marked) for s in line.sentences),
         ]
         for line in answer.subquestions
+        if line.has_findings
     ]
     if rows:
         parts.append(_table(["Subquestion", "Consensus", "What the approved evidence says"], rows))
+    empty = [line.key for line in answer.subquestions if not line.has_findings]
+    if empty:
+        parts.append(f"No approved finding for {', '.join(empty)}: see {SECTION_TITLES['gaps']}.")
     parts.append(
         "_How consensus is rated: see Method. Every number above counts approved claims "
         "or the sources behind them (listed in brackets)._"
@@ -182,10 +188,10 @@ def _evidence_table(doc: ReportDocument) -> str:
             s.title,
             s.year or "unknown",
             s.design or "not stated",
-            s.population,
-            s.intervention,
-            s.outcome,
-            "; ".join(p for p in (s.direction, s.effect) if p),
+            s.population or "—",
+            s.intervention or "—",
+            s.outcome or "—",
+            s.direction or "—",
             ", ".join(s.claims),
         ]
         for s in doc.evidence_table
@@ -198,7 +204,7 @@ def _evidence_table(doc: ReportDocument) -> str:
         "Population",
         "Intervention / exposure",
         "Outcome",
-        "Direction, effect",
+        "Finding: direction, effect",
         "Claims",
     ]
     return f"## {SECTION_TITLES['evidence_table']}\n\n{EVIDENCE_TABLE_NOTE}\n\n" + _table(
@@ -213,7 +219,8 @@ def _findings(doc: ReportDocument, marked: set[str]) -> str:
 
 def _section(number: int, section: SectionRow, marked: set[str]) -> str:
     prose = " ".join(sentence_md(s, marked) for s in section.sentences)
-    return f"### {number}. {md_escape(section.title)}\n\n{prose}"
+    # Numbered by subquestion key, as in the bottom line and the gaps ("s7"), not position.
+    return f"### {section.key or number}. {md_escape(section.title)}\n\n{prose}"
 
 
 def _counter(doc: ReportDocument) -> str:
@@ -275,7 +282,8 @@ def _gaps(doc: ReportDocument) -> str:
         for g in doc.gaps
     ]
     headers = ["Subquestion", "Why it is a gap", "Searched", "Found", "What would answer it"]
-    return f"## {SECTION_TITLES['gaps']}\n\n" + _table(headers, rows)
+    note = f"\n\n{md_escape(doc.gaps_note)}" if doc.gaps_note else ""
+    return f"## {SECTION_TITLES['gaps']}\n\n" + _table(headers, rows) + note
 
 
 def _method(doc: ReportDocument) -> str:
@@ -349,11 +357,20 @@ def _appendix_a(doc: ReportDocument) -> str:
     )
 
 
+_REASON_DETAIL = re.compile(r"\s*(?:\([^)]*\d[^)]*\)|;\s*also:).*$")
+
+
+def reason_kind(reason: str) -> str:
+    """A reason without its per-candidate detail ("off-topic (relevance 0.23)" ->
+    "off-topic"), so candidates set aside for one reason are counted together."""
+    return _REASON_DETAIL.sub("", reason).strip() or reason
+
+
 def set_aside_groups(doc: ReportDocument) -> list[tuple[str, int, str, str]]:
-    """(reason, count, subquestions, labels) per reason, in order of first appearance."""
+    """(reason, count, subquestions, labels) per kind of reason, by first appearance."""
     groups: dict[str, list[Any]] = {}
     for row in doc.appendix_a_set_aside:
-        groups.setdefault(row.reason, []).append(row)
+        groups.setdefault(reason_kind(row.reason), []).append(row)
     result = []
     for reason, rows in groups.items():
         subs = ", ".join(dict.fromkeys(r.subquestion or "—" for r in rows))

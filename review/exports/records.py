@@ -272,6 +272,7 @@ class CountRow(Record):
 
     value: int
     what: str = Field(description='What is counted, e.g. "randomized controlled trials".')
+    unit: str = Field(description='"claims" or "sources": which list the value counts.')
     claims: list[str] = Field(description="Labels of the approved claims behind the count.")
     sources: list[int] = Field(description="Bibliography numbers of the sources counted.")
 
@@ -309,6 +310,11 @@ class BottomLineRow(Record):
     def consensus_label(self) -> str:
         return CONSENSUS_LABELS.get(self.consensus, self.consensus)
 
+    @property
+    def has_findings(self) -> bool:
+        """False when no claim of it was approved (its line only says so)."""
+        return any(s.claims or s.counts for s in self.sentences)
+
 
 class AnswerSection(Record):
     question: BottomLineRow | None = None
@@ -327,7 +333,10 @@ class SourceRow(Record):
     population: str
     intervention: str
     outcome: str
-    direction: str = Field(description="Direction of the effect as stated, in words.")
+    direction: str = Field(
+        description='Per approved claim, the direction and effect as stated ("C9: '
+        'decreases, by 32 percent"; unlabelled when the source grounds one claim).'
+    )
     effect: str = Field(description="Effect sizes as stated (extracted from approved text).")
     claims: list[str] = Field(description="Labels of the approved claims it grounds.")
 
@@ -396,6 +405,7 @@ class ReportDocument(Record):
     evidence_table: list[SourceRow] = Field(default_factory=list)
     counter: CounterSection = Field(default_factory=CounterSection)
     gaps: list[GapRow] = Field(default_factory=list)
+    gaps_note: str = Field(default="", description="What holds for every gap, said once.")
 
     def to_json(self) -> dict[str, Any]:
         """What ``Report.outline`` stores."""
@@ -430,8 +440,16 @@ class ReportDocument(Record):
     def approved_strings(self) -> list[str]:
         """What the report may print whatever the review decided about other claims:
         approved texts, scopes and limitations, cited quotes, source titles, and the
-        plan's own words (question, scope, subquestions, queries)."""
+        plan's own words (question, scope, subquestions, queries), and the sentences the
+        report writes from those alone (the bottom line's templated counts over the
+        question's words, what would answer a gap): "an effect of vitamin D
+        supplementation on …" is the report's wording even where a rejected claim shares
+        six words of it."""
         strings = [self.header.title, self.appendix_d.question, self.appendix_d.scope]
+        lines = [self.answer.question] if self.answer.question else []
+        for line in [*lines, *self.answer.subquestions]:
+            strings += [line.title, *(sentence.text for sentence in line.sentences)]
+        strings += [gap.would_answer for gap in self.gaps] + [self.gaps_note]
         for claim in self.claims:
             strings += [claim.text, claim.allowed_scope, claim.limitations]
         strings += [row.quote for row in self.appendix_b]

@@ -1,0 +1,493 @@
+"""The report's answer sections as document records: bottom line, evidence table,
+counter-evidence and disagreement, gaps — and the check that every number the bottom
+line prints is traceable to approved capsules.
+
+Built with the rest of the frozen document (``review.exports.document.build_document``)
+from the synthesis (``research.pipeline.answer``) and the ledger as it stood. Only
+reported (approved) claims are named by text; any other claim by its Appendix A label
+and why it is out; quotes that are not the report's own are redacted against every
+withheld wording, like every free text of the document.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ledger.models import Claim, ContestedPair, EvidenceGap, Relation, Source
+from research.pipeline.answer import Answer, AnswerSentence, BottomLine
+from research.pipeline.claims.design import DESIGN_LABELS
+from research.pipeline.claims.facets import facets
+from research.pipeline.claims.records import Facets
+from research.pipeline.planner import analyze_question
+from review.exports.records import (
+    AnswerSection,
+    AnswerSentenceRow,
+    BottomLineRow,
+    ClaimRow,
+    ContestedRow,
+    ContradictionRow,
+    CounterSection,
+    CountRow,
+    ExcludedRow,
+    GapRow,
+    OverrideRow,
+    PlanSubquestionRow,
+    ReportDocument,
+    SourceRow,
+)
+from review.exports.withheld import WithheldMatcher
+from review.models import Action
+
+CONTRARY = {
+    Relation.CONTRADICTS: "credible contradiction",
+    "possible-contradiction": "possible contradiction",
+}
+
+
+# --- bottom line ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Numbering:
+    """Claim labels (code -> C1) and bibliography numbers (source key -> 1)."""
+
+    labels: dict[str, str]
+    sources: dict[str, int]
+    claim_sources: dict[str, list[int]]  # claim code -> the numbers of the sources it cites
+
+    def citations(self, codes: Iterable[str]) -> list[int]:
+        return sorted({n for code in codes for n in self.claim_sources.get(code, [])})
+
+
+def answer_section(answer: Answer | None, numbering: Numbering) -> AnswerSection:
+    if answer is None:
+        return AnswerSection()
+    return AnswerSection(
+        question=_bottom_line(answer.question, numbering),
+        subquestions=[_bottom_line(line, numbering) for line in answer.subquestions],
+        rule=answer.rule,
+    )
+
+
+def _bottom_line(line: BottomLine, numbering: Numbering) -> BottomLineRow:
+    return BottomLineRow(
+        key=line.key,
+        title=line.title,
+        consensus=line.consensus,
+        weight_for=line.weight_for,
+        weight_against=line.weight_against,
+        sentences=[_sentence(s, numbering) for s in line.sentences],
+    )
+
+
+def _sentence(sentence: AnswerSentence, numbering: Numbering) -> AnswerSentenceRow:
+    return AnswerSentenceRow(
+        text=sentence.text,
+        claims=[numbering.labels[code] for code in sentence.claims],
+        claim_codes=list(sentence.claims),
+        citations=numbering.citations(sentence.claims),
+        counts=[
+            CountRow(
+                value=count.value,
+                what=count.what,
+                unit=count.unit,
+                claims=[numbering.labels[code] for code in count.claims],
+                sources=sorted(numbering.sources[key] for key in count.sources),
+            )
+            for count in sentence.counts
+        ],
+    )
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def untraceable_numbers(doc: ReportDocument) -> list[str]:
+    """Numbers of the bottom line that are neither a count backed by the capsules it
+    lists nor stated in an approved claim the sentence cites (empty when all trace)."""
+    claims = {c.label: c for c in doc.claims}
+    cited_by: dict[str, set[int]] = {}
+    for row in doc.appendix_b:
+        cited_by.setdefault(row.claim, set()).add(row.source)
+    problems = []
+    lines = [doc.answer.question] if doc.answer.question else []
+    for line in [*lines, *doc.answer.subquestions]:
+        for sentence in line.sentences:
+            problems += _sentence_problems(sentence, claims, cited_by)
+    return problems
+
+
+def _sentence_problems(
+    sentence: AnswerSentenceRow, claims: dict[str, ClaimRow], cited_by: dict[str, set[int]]
+) -> list[str]:
+    problems = []
+    stated = {n for label in sentence.claims for n in _NUMBER.findall(claims[label].text)}
+    counted = {str(count.value) for count in sentence.counts}
+    for number in _NUMBER.findall(sentence.text):
+        if number not in counted | stated:
+            problems.append(f"“{sentence.text}”: {number} is neither counted nor stated")
+    for count in sentence.counts:
+        backing = count.sources if count.unit == "sources" else count.claims
+        unknown = [label for label in count.claims if label not in claims]
+        sources = {n for label in count.claims for n in cited_by.get(label, set())}
+        if count.value != len(set(backing)) or unknown or not set(count.sources) <= sources:
+            problems.append(
+                f"“{sentence.text}”: the count {count.value} ({count.what}) "
+                f"does not match its claims {count.claims} and sources {count.sources}"
+            )
+    return problems
+
+
+# --- evidence table ---------------------------------------------------------------------
+
+
+@dataclass
+class _SourceFacts:
+    source: Source
+    number: int
+    claims: list[Claim]
+
+
+def design_words(design: str) -> str:
+    return DESIGN_LABELS.get(design, design)
+
+
+def source_design(source: Source) -> str:
+    profile = getattr(source, "profile", None)  # one-to-one: absent until mining wrote it
+    return profile.design if profile is not None else ""
+
+
+def source_year(source: Source) -> str:
+    if source.published_date:
+        return str(source.published_date.year)
+    profile = getattr(source, "profile", None)
+    return str(profile.year) if profile is not None and profile.year else ""
+
+
+def evidence_table(
+    claims: Sequence[Claim], cited: dict[str, list[Source]], numbering: Numbering
+) -> list[SourceRow]:
+    """One row per cited source, in bibliography order: what it is, what its approved
+    claims state (facets read from the approved wording, never guessed)."""
+    by_number: dict[int, _SourceFacts] = {}
+    for claim in claims:
+        for source in cited.get(str(claim.code), []):
+            number = numbering.sources[source.canonical_id]
+            entry = by_number.setdefault(number, _SourceFacts(source, number, []))
+            if claim not in entry.claims:
+                entry.claims.append(claim)
+    return [_source_row(entry, numbering) for _, entry in sorted(by_number.items())]
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# A cell holds at most this many phrases (the claims themselves are in the register).
+CELL_PHRASES = 3
+_FUNCTION_WORDS = _words(
+    "a an the and or of in on to with that which who was were is are be been would could "
+    "should may might can will did does do had has have resulted led than by for as at"
+)
+# A verb or modal inside a phrase means the facet split missed the finding's own verb
+# ("Observational data cannot establish that supplementation would"): not a noun phrase.
+_CLAUSE_WORDS = _words(
+    "cannot could would should may might must can will did does do was were is are resulted "
+    "led showed found suggest suggests suggested"
+)
+# A phrase opening with a pronoun or a measure names nothing the table can show
+# ("these concentrations"; "The number of nonvertebral fractures" is an outcome).
+_UNRESOLVED = _words("this these those that it they such its their")
+_MEASURE_HEAD = _words("number risk rate incidence proportion odds level levels")
+
+
+def _joined(values: Iterable[str], limit: int = CELL_PHRASES) -> str:
+    kept = list(dict.fromkeys(v for v in values if v))
+    more = f" (+{len(kept) - limit} more)" if len(kept) > limit else ""
+    return "; ".join(kept[:limit]) + more
+
+
+def noun_phrase(phrase: str, *, intervention: bool = False) -> str:
+    """A facet as a table cell may show it: trimmed of dangling function words, or
+    empty when it is not a clean noun phrase (the claim in the register says it all)."""
+    words = phrase.split()
+    while words and words[-1].lower().strip(",;:") in _FUNCTION_WORDS:
+        words.pop()
+    while words and words[0].lower() in ("with", "to", "on", "of"):
+        words.pop(0)
+    lowered = [w.lower().strip(",;:()") for w in words]
+    if not words or lowered[0] in _UNRESOLVED or _CLAUSE_WORDS & set(lowered):
+        return ""
+    if len(lowered) > 1 and lowered[0].endswith("ed") and lowered[1] in _FUNCTION_WORDS:
+        return ""  # "reached with the recommended intakes": a verb phrase, not a noun
+    if intervention and (lowered[0] in ("in", "among") or lowered[-1] in _MEASURE_HEAD):
+        return ""  # who was studied, or what was measured: not the intervention
+    if intervention and len(lowered) > 1 and lowered[0] == "the" and lowered[1] in _MEASURE_HEAD:
+        return ""
+    return " ".join(words)
+
+
+def _finding_cell(label: str, parts: Facets, labelled: bool) -> str:
+    said = ", ".join(p for p in (parts.direction, parts.effect) if p)
+    if not said:
+        return ""
+    return f"{label}: {said}" if labelled else said
+
+
+def _source_row(entry: _SourceFacts, numbering: Numbering) -> SourceRow:
+    parts = [(numbering.labels[str(c.code)], facets(c.text)) for c in entry.claims]
+    profile = getattr(entry.source, "profile", None)
+    # Who the source studied (its own text), else who its approved claims name.
+    population = (profile.population if profile is not None else "") or _joined(
+        noun_phrase(p.population) for _, p in parts
+    )
+    labelled = len(parts) > 1
+    return SourceRow(
+        number=entry.number,
+        title=entry.source.title or entry.source.canonical_id,
+        year=source_year(entry.source),
+        design=design_words(source_design(entry.source)),
+        population=population,
+        intervention=_joined(noun_phrase(p.intervention, intervention=True) for _, p in parts),
+        outcome=_joined(noun_phrase(p.outcome) for _, p in parts),
+        direction=_joined(
+            (_finding_cell(label, p, labelled) for label, p in parts), limit=len(parts)
+        ),
+        effect=_joined((p.effect for _, p in parts), limit=len(parts)),
+        claims=[label for label, _ in parts],
+    )
+
+
+# --- counter-evidence and disagreement --------------------------------------------------
+
+
+def counter_section(
+    run: Any,
+    claims: Sequence[Claim],
+    numbering: Numbering,
+    excluded: Sequence[ExcludedRow],
+    redactor: WithheldMatcher,
+) -> CounterSection:
+    return CounterSection(
+        contested=contested_rows(run, numbering, excluded, redactor),
+        contradictions=contradiction_rows(claims, numbering, redactor),
+        overrides=[row for c in claims if (row := override_row(c, numbering, redactor))],
+    )
+
+
+def contested_rows(
+    run: Any, numbering: Numbering, excluded: Sequence[ExcludedRow], redactor: WithheldMatcher
+) -> list[ContestedRow]:
+    """Contested pairs with at least one reported side; the reported side first."""
+    outside = {row.code: row for row in excluded}
+    rows = []
+    pairs = ContestedPair.objects.filter(run=run).select_related("claim", "other")
+    for pair in pairs.order_by("pk"):
+        sides = [pair.claim, pair.other]
+        sides.sort(key=lambda c: str(c.code) not in numbering.labels)
+        first, second = sides
+        if str(first.code) not in numbering.labels:
+            continue  # neither side is in the report: nothing it may print
+        reported = str(second.code) in numbering.labels
+        out = outside.get(str(second.code))
+        rows.append(
+            ContestedRow(
+                first=numbering.labels[str(first.code)],
+                first_text=first.text,
+                second=numbering.labels[str(second.code)]
+                if reported
+                else (out.label if out else "?"),
+                second_text=second.text if reported else "",
+                second_state="" if reported else _out_state(out),
+                reason=redactor.redact(pair.reason),
+            )
+        )
+    return rows
+
+
+def _out_state(row: ExcludedRow | None) -> str:
+    if row is None:
+        return "not in this report"
+    return f"{row.review_state}, verdict {row.status.upper()}; see Appendix A"
+
+
+def contradiction_rows(
+    claims: Sequence[Claim], numbering: Numbering, redactor: WithheldMatcher
+) -> list[ContradictionRow]:
+    """Quotes the verifiers found contradicting a reported claim, one per quoted span."""
+    rows = []
+    for claim in claims:
+        seen: set[tuple[int, int, int]] = set()
+        links = sorted(
+            (link for link in claim.evidence.all() if link.relation in CONTRARY),
+            key=lambda link: (link.relation != Relation.CONTRADICTS, -(link.score or 0.0), link.pk),
+        )
+        for link in links:
+            span = (link.snapshot_id, link.quote_start, link.quote_end)
+            if span in seen:
+                continue
+            seen.add(span)
+            source = link.snapshot.source
+            number = numbering.sources.get(source.canonical_id)
+            rows.append(
+                ContradictionRow(
+                    claim=numbering.labels[str(claim.code)],
+                    quote=redactor.redact(link.quote),
+                    source=f"[{number}]"
+                    if number
+                    else redactor.redact(source.title or source.canonical_id),
+                    relation=link.relation,
+                    strength=CONTRARY[link.relation]
+                    + (f" ({link.score:.2f})" if link.score is not None else ""),
+                )
+            )
+    return rows
+
+
+def override_row(
+    claim: Claim, numbering: Numbering, redactor: WithheldMatcher
+) -> OverrideRow | None:
+    """The standing approval, when it overrode the verifiers' verdict."""
+    decisions = sorted(claim.decisions.all(), key=lambda d: (d.created_at, d.pk))
+    last = decisions[-1] if decisions else None
+    if last is None or last.action != Action.APPROVE or not last.override:
+        return None
+    return OverrideRow(
+        claim=numbering.labels[str(claim.code)],
+        verdict=(last.verdict_at_decision or claim.status).upper(),
+        reviewer=last.reviewer.get_username(),
+        reason=redactor.redact(last.reason),
+        contrary=[
+            redactor.redact(link.quote)
+            for link in claim.evidence.all()
+            if link.relation in CONTRARY
+        ],
+    )
+
+
+# --- gaps ---------------------------------------------------------------------------------
+
+# What kind of evidence would answer a subquestion, by the planner's dimension.
+WOULD_ANSWER = {
+    "evidence": (
+        "randomized controlled trials or a meta-analysis that report {outcome} with "
+        "{subject}{population}"
+    ),
+    "counter-evidence": (
+        "trials or meta-analyses reporting no effect, or harm, of {subject} on "
+        "{outcome}{population}"
+    ),
+    "mechanism": "studies of how {subject} could act on {outcome}",
+    "definition": "a guideline or review that defines {subject} and {outcome}{population}",
+    "implementation": "trials that state the doses, forms and schedules of {subject} they tested",
+    "comparison": (
+        "trials comparing {subject} with placebo, alternatives or combinations for {outcome}"
+    ),
+    "temporal": "recent trials or updated meta-analyses of {subject} and {outcome}",
+    "provenance": (
+        "the original trials or cohorts behind the main findings on {subject} and {outcome}"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class GapInputs:
+    question: str
+    scope: str
+    library_only: bool  # no web or scholarly adapter searched
+    dimensions: dict[str, str]  # subquestion key -> dimension
+    claims_by_sub: dict[str, list[Claim]]  # every claim of the run, by subquestion key
+
+
+def gap_rows(
+    subquestions: Sequence[PlanSubquestionRow],
+    reported: set[str],
+    inputs: GapInputs,
+    gaps: dict[str, EvidenceGap],
+) -> list[GapRow]:
+    """Every plan subquestion the report cannot answer from approved evidence, with what
+    was searched and what would answer it."""
+    rows = []
+    for sub in subquestions:
+        claims = inputs.claims_by_sub.get(sub.key, [])
+        if sub.enabled and any(str(c.code) in reported for c in claims):
+            continue
+        searched = [q.text for q in sub.queries if q.enabled] if sub.enabled else []
+        rows.append(
+            GapRow(
+                key=sub.key,
+                title=sub.text,
+                state=_gap_state(sub.enabled, claims, gaps.get(sub.key)),
+                searched=searched,
+                found=_gap_found(sub.enabled, claims, gaps.get(sub.key)),
+                would_answer=would_answer(inputs, sub.key),
+            )
+        )
+    return rows
+
+
+def _gap_state(enabled: bool, claims: list[Claim], gap: EvidenceGap | None) -> str:
+    if not enabled:
+        return "disabled in the plan: not searched"
+    if gap is not None or not claims:
+        return "no relevant finding in what was searched"
+    return "findings were mined, but none was approved"
+
+
+def _gap_found(enabled: bool, claims: list[Claim], gap: EvidenceGap | None) -> str:
+    if not enabled:
+        return "—"
+    parts = []
+    if gap is not None:
+        parts.append(
+            f"{gap.passages} passages read, {gap.candidates} sentences considered"
+            + (
+                f", best relevance {gap.best_relevance:.2f}"
+                if gap.best_relevance is not None
+                else ""
+            )
+        )
+    if claims:
+        states: dict[str, int] = {}
+        for claim in claims:
+            key = _claim_state(claim)
+            states[key] = states.get(key, 0) + 1
+        parts.append(
+            f"{len(claims)} claim(s) mined: " + ", ".join(f"{n} {k}" for k, n in states.items())
+        )
+    return "; ".join(parts) or "no claim mined"
+
+
+def _claim_state(claim: Claim) -> str:
+    if claim.review_state == "rejected":
+        return "rejected"
+    if claim.review_state == "unreviewed":
+        return f"not reviewed ({claim.status.upper()})"
+    return claim.review_state
+
+
+def would_answer(inputs: GapInputs, key: str) -> str:
+    shape = analyze_question(inputs.question)
+    subject = shape.subject or "the question's subject"
+    outcome = shape.outcome or "its outcome"
+    population = f" in {shape.population}" if shape.population else ""
+    template = WOULD_ANSWER.get(inputs.dimensions.get(key, ""), "sources that address it directly")
+    text = template.format(subject=subject, outcome=outcome, population=population)
+    return text[0].upper() + text[1:] + "."
+
+
+def gaps_note(inputs: GapInputs) -> str:
+    """What holds for every gap, said once under the table: the scope the evidence must
+    fit, and where to look that was not searched."""
+    parts = []
+    if inputs.scope:
+        parts.append(f"Evidence that would answer a gap must fit the plan's scope: {inputs.scope}")
+    if inputs.library_only:
+        parts.append(
+            "Only the plan's library was searched: adding such sources to it, or enabling a "
+            "scholarly search adapter, is the way to close these gaps"
+        )
+    return "".join(p.rstrip(".") + ". " for p in parts).strip()
