@@ -822,6 +822,12 @@ class SparseTerm(models.Model):
     kind = models.CharField(max_length=10)
     term = models.CharField(max_length=64)
     df = models.IntegerField(default=0)
+    # Its SparseBlock holds the postings through this passage id (0: nothing packed); the
+    # postings above it are read from SparsePosting, in primary-key order.
+    packed_through = models.BigIntegerField(default=0, db_default=0)
+    # Postings not in the block as packed: above packed_through, in SparseDelta, or in
+    # SparseGone (kept by the triggers); the packer folds a term when this is large vs df.
+    pending = models.IntegerField(default=0, db_default=0)
 
     def __str__(self) -> str:
         return f"{self.kind}:{self.term} df={self.df}"
@@ -858,3 +864,55 @@ class SparsePosting(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind}:{self.term}@{self.document_id} tf={self.tf}"
+
+
+# --- the packed form the query reads (ledger.services.sparse_index) ----------------------
+# SparsePosting is the truth, one row per posting. A query reads each query term's postings
+# packed in one value instead: ``SparseBlock`` (every posting when the term was last
+# folded, through passage id ``SparseTerm.packed_through``), minus ``SparseGone`` (packed
+# postings deleted since), plus the posting rows above ``packed_through`` and
+# ``SparseDelta`` (postings added since at or below it: passages indexed again or late).
+# The posting triggers keep this exact in the writing transaction, whatever writes or
+# deletes postings: live postings of a term = (block - gone) + above + delta.
+
+
+class SparseBlock(models.Model):
+    """Every posting of one term when it was last packed: passage ids, tf and dl arrays."""
+
+    # BM25 query: WHERE kind = %s AND term = ANY(%s) — the primary key.
+    pk = models.CompositePrimaryKey("kind", "term")
+    kind = models.CharField(max_length=10)
+    term = models.CharField(max_length=64)
+    postings = models.IntegerField()
+    data = models.BinaryField()  # format: ledger.services.sparse_index.pack_postings
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.term} ({self.postings} packed)"
+
+
+class SparseDelta(models.Model):
+    """A posting added at or below its term's ``packed_through`` since it was packed."""
+
+    # BM25 query and packer: WHERE kind = %s AND term = ANY(%s) — the primary key.
+    pk = models.CompositePrimaryKey("kind", "term", "passage_id")
+    kind = models.CharField(max_length=10)
+    term = models.CharField(max_length=64)
+    passage_id = models.BigIntegerField()
+    tf = models.IntegerField()
+    dl = models.IntegerField()
+
+    def __str__(self) -> str:
+        return f"+{self.kind}:{self.term}@{self.passage_id}"
+
+
+class SparseGone(models.Model):
+    """A packed posting deleted since its term was last packed (the delete trigger)."""
+
+    # BM25 query and packer: WHERE kind = %s AND term = ANY(%s) — the primary key.
+    pk = models.CompositePrimaryKey("kind", "term", "passage_id")
+    kind = models.CharField(max_length=10)
+    term = models.CharField(max_length=64)
+    passage_id = models.BigIntegerField()
+
+    def __str__(self) -> str:
+        return f"-{self.kind}:{self.term}@{self.passage_id}"

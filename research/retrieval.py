@@ -175,7 +175,6 @@ class Retriever:
     ) -> dict[str, list[RetrieverHit]]:
         """Each BM25 list, exact, filtered after ranking (``sparse_index.bm25_top_k``)."""
         condition, params = filter_sql(request.filters, "p.source_id")
-        scan_condition, _ = filter_sql(request.filters, "p.source_id", hashed=True)
         lists: dict[str, list[RetrieverHit]] = {}
         for spec in specs:
             terms = query_terms(texts[spec.variant])
@@ -185,7 +184,6 @@ class Retriever:
                     terms,
                     request.candidates,
                     condition=condition,
-                    scan_condition=scan_condition,
                     params=params,
                     bm25=self.config.bm25,
                 )

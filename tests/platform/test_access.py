@@ -15,7 +15,7 @@ PUBLIC = {"login", "healthz", "logout"}
 OUR_APPS = {"research", "ledger", "review"}
 # Django 5.2's admin cannot show models with a composite primary key; these two are
 # derived BM25 index rows (terms and postings), inspected through SparseDocument.
-NO_ADMIN = {"SparseTerm", "SparsePosting"}
+NO_ADMIN = {"SparseTerm", "SparsePosting", "SparseBlock", "SparseDelta", "SparseGone"}
 
 
 def _patterns(resolver: URLResolver, prefix: str = ""):
