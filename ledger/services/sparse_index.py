@@ -364,7 +364,7 @@ def _fold(kind: str, terms: list[str], report: SparsePackReport) -> None:
             if len(ids):
                 blocks.append((kind, term, len(ids), pack_postings(ids, tf, dl)))
                 report.postings += len(ids)
-        values = {"kind": kind, "terms": terms}
+        values: dict[str, Any] = {"kind": kind, "terms": terms}
         with connection.cursor() as cursor:
             for table in ("ledger_sparseblock", "ledger_sparsedelta", "ledger_sparsegone"):
                 cursor.execute(
@@ -396,13 +396,15 @@ def bm25_scores(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Every passage of ``kind`` holding a query term, with its exact BM25 score.
 
-    One statement reads each term's packed postings (block − gone + delta) with df and the
-    collection statistics; numpy computes ``idf · tf·(k1+1) / (tf + k1·(1−b+b·dl/avgdl))``
-    per posting, in the operation order of ``bm25_sql``, and sums per passage.
-    Returns (passage ids, scores), ids ascending.
+    One statement reads each term's packed postings (block − gone + the postings added
+    since) with df and the collection statistics; numpy computes
+    ``idf · tf·(k1+1) / (tf + k1·(1−b+b·dl/avgdl))`` per posting, in the operation order
+    of ``bm25_sql``, and sums per passage. Returns (passage ids ascending, scores).
     """
     bm25 = bm25 or BM25Params()
     k1, b = float(bm25.k1), float(bm25.b)
+    if not terms:
+        return _EMPTY_IDS, np.zeros(0)
     rows = _fetch_binary(_QUERY_PACKED, {"kind": kind, "terms": list(dict.fromkeys(terms))})
     id_parts, weight_parts = [], []
     for _term, df, block, above, delta, gone, documents, total_length in rows:
@@ -451,15 +453,16 @@ def bm25_top_k(
 ) -> list[tuple[int, int, float]]:
     """The exact k best passages of one kind for analyzed terms: ``(passage, source, score)``.
 
-    Every passage holding a query term is scored (``bm25_scores``); a filter (``condition``
-    on ``p.source_id``, e.g. a plan's libraries) is then checked on the best ones only:
+    Every passage holding a query term is scored (``bm25_scores``); a filter
+    (``condition`` on ``p.source_id``, e.g. a plan's libraries) is then checked on the best:
 
-    1. the k × ``OVERFETCH`` best, with their sources, in one statement over ≤ 2k passages;
+    1. the filter is checked on the k × ``OVERFETCH`` best, in one statement;
     2. when fewer than k pass and more were scored, the filter is narrow (a small library
        in a large index): the passages of the kind that pass it are read, and the k best
        of them are taken from the scores already computed.
 
-    Either way the result is what scoring the filtered index alone returns.
+    Either way the result is what scoring the filtered index alone returns, ordered by
+    score then passage id.
     """
     if not terms or k <= 0:
         return []

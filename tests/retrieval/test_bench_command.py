@@ -82,11 +82,20 @@ def test_it_records_reranker_none_in_the_default_mode(beir, tmp_path):
 
 
 def test_it_measures_latency_at_growing_sizes_and_cleans_up(beir, tmp_path):
-    from ledger.models import Library, SparseStats
+    from ledger.models import Library, SparseBlock, SparseGone, SparseStats
 
-    out = StringIO()
+    out, earlier = StringIO(), tmp_path / "earlier.json"
+    earlier.write_text(json.dumps({"sizes": [10], "size_10.bm25.latency_p50_ms": 1.0}))
     call_command(
-        "bench_retrieval_scale", beir=beir, sizes="30,60", queries=2, stdout=out, stderr=StringIO()
+        "bench_retrieval_scale",
+        beir=beir,
+        sizes="30,60",
+        queries=2,
+        merge=[earlier],
+        json=tmp_path / "scale.json",
+        plot=tmp_path / "scale.svg",
+        stdout=out,
+        stderr=StringIO(),
     )
     lines = dict(line.split(": ", 1) for line in out.getvalue().splitlines())
     for size in (30, 60):
@@ -95,3 +104,8 @@ def test_it_measures_latency_at_growing_sizes_and_cleans_up(beir, tmp_path):
     assert not Library.objects.filter(name="scratch:scale").exists()
     assert not Source.objects.filter(canonical_id__startswith="scratch:").exists()
     assert sum(SparseStats.objects.values_list("documents", flat=True)) == 0
+    assert not SparseBlock.objects.exists() and not SparseGone.objects.exists()
+    payload = json.loads((tmp_path / "scale.json").read_text())
+    assert payload["sizes"] == [10, 30, 60] and "size_10.bm25.latency_p50_ms" in payload
+    svg = (tmp_path / "scale.svg").read_text()
+    assert all(f">{size}</text>" in svg for size in (10, 30, 60))

@@ -61,6 +61,20 @@ def test_it_indexes_only_passages_added_since(passages):
     assert SparseDocument.objects.filter(passage=extra).exists()
 
 
+def test_it_indexes_a_passage_again_when_its_text_changed(passages):
+    sync_sparse_index()
+    passage = passages["tea"]
+    passage.text = "Black tea contains theaflavins; green tea contains catechins."
+    passage.fingerprint = "changed"
+    passage.save(update_fields=["text", "fingerprint"])
+
+    assert sync_sparse_index().indexed == 1
+
+    assert SparseTerm.objects.get(kind="chunk", term="theaflavin").df == 1
+    assert [pid for pid, _ in search(query_terms("theaflavins"))] == [passage.pk]
+    assert SparseDocument.objects.get(passage=passage).fingerprint == "changed"
+
+
 def test_it_limits_a_sync_to_one_library(passages):
     library = make_library("oncology")
     passages["p53"].source.libraries.add(library)

@@ -52,6 +52,13 @@ class Command(BaseCommand):
         parser.add_argument("--keep", action="store_true", help="keep the scratch rows")
         parser.add_argument("--json", type=Path, default=None)
         parser.add_argument("--plot", type=Path, default=None, help="SVG of latency by size")
+        parser.add_argument(
+            "--merge",
+            type=Path,
+            action="append",
+            default=[],
+            help="--json of an earlier run whose sizes join this one's in --json and --plot",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         from ledger.services.library import get_or_create_library
@@ -74,29 +81,37 @@ class Command(BaseCommand):
             if not opts["keep"]:
                 self.stderr.write("removing the scratch library …")
                 delete_scratch(library.pk)
+        for earlier in opts["merge"]:
+            merged = json.loads(earlier.read_text())
+            sizes = sorted(set(sizes) | set(merged.pop("sizes", [])))
+            figures = {**merged, **figures}
         if opts["json"]:
             opts["json"].write_text(json.dumps({**figures, "sizes": sizes}, indent=1))
         if opts["plot"]:
             opts["plot"].write_text(growth_svg(figures, sizes), encoding="utf-8")
 
     def _grow(self, generator: Generator, library_id: int, stored: int, size: int) -> None:
-        from ledger.services.sparse_index import sync_sparse_index
+        from ledger.services.sparse_index import pack_sparse_index, sync_sparse_index
 
         started = time.perf_counter()
         for first in range(stored, size, 10_000):
             write_passages(generator, library_id, first, min(size, first + 10_000))
         written = time.perf_counter() - started
-        report = sync_sparse_index(kinds=("chunk",))
+        report = sync_sparse_index(kinds=("chunk",), pack=False)
+        indexed = time.perf_counter() - started - written
+        packed = pack_sparse_index(("chunk",))
+        packing = time.perf_counter() - started - written - indexed
         self.stderr.write(
             f"size {size}: wrote {size - stored} passages in {written:.0f} s,"
-            f" bm25 indexed {report.indexed} in {time.perf_counter() - started - written:.0f} s"
+            f" bm25 indexed {report.indexed} in {indexed:.0f} s, packed {packed.terms} terms"
+            f" ({packed.postings} postings) in {packing:.0f} s"
         )
         with connection.cursor() as cursor:
             # autovacuum's steady state: statistics, and the visibility map index-only scans
             # need (VACUUM cannot run inside a transaction, e.g. the tests')
             verb = "ANALYZE" if connection.in_atomic_block else "VACUUM ANALYZE"
-            cursor.execute(f"{verb} ledger_passage")
-            cursor.execute(f"{verb} ledger_sparseposting")
+            for table in ("ledger_passage", "ledger_sparseposting", "ledger_sparseblock"):
+                cursor.execute(f"{verb} {table}")
 
     def _measure(self, library_id: int, size: int, queries: list[str]) -> dict[str, float]:
         from research.pipeline.retrieve.metrics import percentile
@@ -242,6 +257,8 @@ def _vector(vec: np.ndarray) -> str:
 
 def delete_scratch(library_id: int) -> None:
     """Remove the scratch rows (index entries first, so triggers keep statistics exact)."""
+    from ledger.services.sparse_index import pack_sparse_index
+
     sources = (
         "SELECT source_id FROM ledger_source_libraries WHERE library_id = %(lib)s"
         " AND source_id IN (SELECT id FROM ledger_source WHERE canonical_id LIKE 'scratch:%%')"
@@ -264,6 +281,7 @@ def delete_scratch(library_id: int) -> None:
             "DELETE FROM ledger_library WHERE id = %(lib)s",
         ):
             cursor.execute(statement, {"lib": library_id})
+    pack_sparse_index(due_only=False)  # fold the deleted postings out of the packed blocks
 
 
 def growth_svg(figures: dict[str, float], sizes: list[int]) -> str:
@@ -292,7 +310,7 @@ def growth_svg(figures: dict[str, float], sizes: list[int]) -> str:
     for size in sizes:
         parts.append(
             f'<text x="{x(size)}" y="{height - bottom + 16}" text-anchor="middle">'
-            f"{size // 1000}k</text>"
+            f"{f'{size // 1000}k' if size >= 1000 else size}</text>"
         )
     step = next(n for n in (25, 50, 100, 250, 500, 1000, 10**9) if top / n <= 8)
     for tick in range(0, int(top) + 1, step):

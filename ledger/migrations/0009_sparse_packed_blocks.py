@@ -91,7 +91,7 @@ END $$;
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('ledger', '0007_candidate_outlives_claim'),
+        ('ledger', '0008_drop_passage_search_vector'),
     ]
 
     operations = [
