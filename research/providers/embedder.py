@@ -125,11 +125,13 @@ class Embedder:
         batch_size: int = 64,
         backend: Backend | str = "torch",
         cache_dir: str | Path = "",
+        batch_tokens: int = 256,
     ) -> None:
         if backend not in BACKENDS:
             raise EmbedderUnavailable(f"unknown embedding backend {backend!r} (one of {BACKENDS})")
         self.model_name = model_name
         self.batch_size = batch_size
+        self.batch_tokens = batch_tokens  # ONNX backends: tokens per batch (rows × width)
         self.backend: Backend = backend  # type: ignore[assignment]  # checked above
         self.cache_dir = str(cache_dir or Path(".data") / "cache" / "encoders")
 
@@ -142,6 +144,7 @@ class Embedder:
             settings.EMBEDDING_BATCH_SIZE,
             settings.EMBEDDING_BACKEND,
             settings.ENCODER_CACHE_DIR,
+            settings.ENCODER_BATCH_TOKENS,
         )
 
     @property
@@ -168,7 +171,8 @@ class Embedder:
             return np.zeros((0, self.dimension), dtype=np.float32)
         if self.backend != "torch":
             threads = 1 if len(texts) <= SMALL_BATCH else encoder_threads()
-            return self._onnx().session(threads).encode(texts, self.batch_size)
+            session = self._onnx().session(threads)
+            return session.encode(texts, self.batch_size, self.batch_tokens)
         model = _load_torch(self.model_name)
         with _lock:
             vectors = model.encode(

@@ -49,6 +49,29 @@ def test_it_keeps_input_order_whatever_the_lengths_and_batches():
     assert list(np.argmax(together @ alone.T, axis=1)) == list(range(len(SENTENCES)))
 
 
+@pytest.mark.parametrize("budget", [1, 40, 256, 10_000])
+def test_it_batches_by_tokens_and_gives_the_float32_numbers_whatever_the_budget(
+    budget, monkeypatch
+):
+    session = _embedder("onnx")._onnx().session(1)
+    batches: list[tuple[int, int]] = []  # (rows, padded width) of each graph run
+    run = session._run
+
+    def counted(encodings):
+        batches.append((len(encodings), max(len(e.ids) for e in encodings)))
+        return run(encodings)
+
+    monkeypatch.setattr(session, "_run", counted)
+    vectors = session.encode(SENTENCES, 64, budget)
+    monkeypatch.undo()
+
+    alone = np.vstack([session.encode([text]) for text in SENTENCES])
+    assert np.allclose(vectors, alone, atol=1e-5)  # sorted by length: the same numbers
+    assert sum(rows for rows, _ in batches) == len(SENTENCES)
+    assert all(rows == 1 or rows * width <= budget for rows, width in batches)
+    assert (len(batches) == 1) == (budget == 10_000)
+
+
 def test_it_gives_the_same_vectors_for_the_same_call():
     embedder = _embedder("onnx-int8")
 
