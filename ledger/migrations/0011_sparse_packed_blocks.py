@@ -91,7 +91,7 @@ END $$;
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('ledger', '0008_drop_passage_search_vector'),
+        ('ledger', '0010_corpus_uploads'),
     ]
 
     operations = [
