@@ -8,6 +8,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
 
 from ledger.models import Library, Passage, SparseDocument, Upload
 from ledger.services.ingest import (
@@ -119,6 +120,40 @@ def test_it_makes_every_passage_searchable_by_bm25_at_commit():
     indexed = SparseDocument.objects.filter(passage__in=passages)
     assert indexed.count() == passages.count() == sum(r.passages for r in results)
     assert not passages.filter(kind="chunk", embedding__isnull=True).exists()
+
+
+def test_it_folds_the_new_bm25_postings_into_packed_blocks_once_at_the_end(monkeypatch):
+    from ledger.models import SparseTerm
+    from ledger.services import ingest
+    from ledger.services.sparse_index import PACK_MIN, bm25_scores, bm25_sql
+    from research.pipeline.retrieve.sparse import BM25Params
+
+    folds = []
+    real = ingest.pack_sparse_index
+
+    def counted():
+        folds.append(real())
+        return folds[-1]
+
+    monkeypatch.setattr(ingest, "pack_sparse_index", counted)
+    docs = [
+        _doc(i, body=f"{ABSTRACTS[i % 4][1]} Cohort {i} was followed for {i + 2} years.")
+        for i in range(PACK_MIN + 4)
+    ]
+
+    ingest_documents(docs, batch_size=8)
+
+    assert len(folds) == 1 and folds[0].terms > 0  # five batches, one fold
+    cohort = SparseTerm.objects.get(kind="chunk", term="cohort")
+    assert cohort.df == len(docs) and cohort.pending == 0 and cohort.packed_through > 0
+    ids, scores = bm25_scores("chunk", ["cohort", "vitamin", "fractur"])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            bm25_sql(BM25Params()),
+            {"kind": "chunk", "terms": ["cohort", "vitamin", "fractur"], "k": 1000},
+        )
+        expected = {pid: score for pid, _, score in cursor.fetchall()}
+    assert dict(zip(ids.tolist(), scores.tolist(), strict=True)) == pytest.approx(expected)
 
 
 def test_it_keeps_the_batches_written_and_raises_when_the_encoder_fails():

@@ -186,6 +186,20 @@ def test_it_folds_only_terms_with_enough_pending_postings(libraries):
     _assert_packed_form_equals_postings()
 
 
+def test_it_packs_every_pending_term_from_the_command(libraries):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("packpostings", all=True, stdout=out)
+
+    unpacked = SparseTerm.objects.filter(df__lt=PACK_MIN).count()  # sync folded the rest
+    assert out.getvalue().startswith(f"packed {unpacked} terms")
+    assert not SparseTerm.objects.filter(pending__gt=0).exists()
+    _assert_packed_form_equals_postings()
+
+
 @pytest.mark.parametrize(
     ("ids", "tf", "dl", "width"),
     [

@@ -189,6 +189,7 @@ def _measure(docs: list[Any], embedder: _TimedEmbedder, batch_size: int) -> dict
         "lookup_s": round(timings.lookup_s, 1),
         "write_s": round(timings.write_s, 1),
         "wait_for_encoder_s": round(timings.wait_s, 1),
+        "pack_s": round(timings.pack_s, 1),
         "batch_size": batch_size,
         "embedder": embedder.label,
         "cpus": os.cpu_count() or 0,
