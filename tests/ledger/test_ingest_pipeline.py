@@ -124,12 +124,12 @@ def test_it_makes_every_passage_searchable_by_bm25_at_commit():
 
 def test_it_folds_the_new_bm25_postings_into_packed_blocks_once_at_the_end(monkeypatch):
     from ledger.models import SparseTerm
-    from ledger.services import ingest
+    from ledger.services import ingest, sparse_index
     from ledger.services.sparse_index import PACK_MIN, bm25_scores, bm25_sql
     from research.pipeline.retrieve.sparse import BM25Params
 
     folds = []
-    real = ingest.pack_sparse_index
+    real = sparse_index.pack_sparse_index
 
     def counted():
         folds.append(real())
