@@ -101,6 +101,7 @@ def test_it_measures_latency_at_growing_sizes_and_cleans_up(beir, tmp_path):
     for size in (30, 60):
         for mode in ("hybrid", "bm25", "dense"):
             assert float(lines[f"size_{size}.{mode}.latency_p95_ms"]) > 0
+            assert float(lines[f"size_{size}.{mode}.cpu_ms_mean"]) > 0
     assert not Library.objects.filter(name="scratch:scale").exists()
     assert not Source.objects.filter(canonical_id__startswith="scratch:").exists()
     assert sum(SparseStats.objects.values_list("documents", flat=True)) == 0

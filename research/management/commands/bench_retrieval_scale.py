@@ -14,7 +14,9 @@ corpus frequency. Queries are the benchmark's real query texts, through the real
 The scratch rows are deleted at the end unless ``--keep``. They still share the HNSW and
 BM25 tables of the database while they exist: run it against a scratch database
 (``DATABASE_URL=…/evidence_scale``, migrated) to leave other work undisturbed.
-Prints ``size_<n>.latency_p50_ms`` / ``_p95_ms`` for hybrid, bm25 and dense per size.
+Prints ``size_<n>.<mode>.latency_p50_ms`` / ``_p95_ms`` for hybrid, bm25 and dense per
+size, and ``size_<n>.<mode>.cpu_ms_mean``: CPU per query of this process and its Postgres
+backend (a local server), which unlike the latency does not grow with the machine's load.
 """
 
 from __future__ import annotations
@@ -127,21 +129,35 @@ class Command(BaseCommand):
         filters = Filters(library_ids=(library_id,))
         modes: tuple[Mode, ...] = ("hybrid", "bm25", "dense")
         latencies: dict[str, list[float]] = {mode: [] for mode in modes}
+        cpu: dict[str, list[float]] = {mode: [] for mode in modes}
         for text in queries[:WARM_UP]:
             for mode in modes:
                 retriever.retrieve(RetrievalRequest(text=text, mode=mode, filters=filters))
+        backend = _backend_pid()
         for text in queries:
             for mode in modes:
                 request = RetrievalRequest(text=text, mode=mode, filters=filters)
+                server = _cpu_seconds(backend)
+                process = time.process_time()
                 started = time.perf_counter()
                 retriever.retrieve(request)
                 latencies[mode].append((time.perf_counter() - started) * 1000.0)
+                used = time.process_time() - process
+                if server is not None:
+                    used += (_cpu_seconds(backend) or server) - server
+                cpu[mode].append(used * 1000.0)
         out = {f"size_{size}.load_avg": round(os.getloadavg()[0], 2)}
         for mode in modes:
             for q, label in ((50, "p50"), (95, "p95")):
                 key = f"size_{size}.{mode}.latency_{label}_ms"
                 out[key] = round(percentile(latencies[mode], q), 2)
                 self.stdout.write(f"{key}: {out[key]}")
+            # CPU per query (this process, all threads, + its Postgres backend when local):
+            # what a query costs whatever the load of the machine (the clock ticks are
+            # 10 ms, so only the mean over all queries is meaningful)
+            key = f"size_{size}.{mode}.cpu_ms_mean"
+            out[key] = round(sum(cpu[mode]) / max(1, len(cpu[mode])), 2)
+            self.stdout.write(f"{key}: {out[key]}")
         self.stdout.write(f"size_{size}.load_avg: {out[f'size_{size}.load_avg']}")
         return out
 
@@ -185,6 +201,22 @@ class Generator:
         vector = (vector / np.linalg.norm(vector)).astype(np.float32)
         title = f"Synthetic passage {index} on topic {topic}"
         return title, " ".join(words).capitalize() + ".", vector
+
+
+def _backend_pid() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        row = cursor.fetchone()
+    return int(row[0]) if row else 0
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of a local process (the Postgres backend), None if unreadable."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None  # a server on another machine: the process's own CPU only
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _count(library_id: int) -> int:
