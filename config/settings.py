@@ -277,9 +277,10 @@ if VERIFY_EMBEDDING_BACKEND not in {"onnx-int8", "onnx", "torch"}:
         "VERIFY_EMBEDDING_BACKEND must be onnx-int8, onnx or torch,"
         f" got {VERIFY_EMBEDDING_BACKEND!r}"
     )
-# ONNX backends: at most this many tokens per encoder batch (rows x padded width); on a
-# 2-core machine ~256 ran twice as fast as 64 full rows (docs/bench/ingest.md).
-ENCODER_BATCH_TOKENS = envint("ENCODER_BATCH_TOKENS", 256, minimum=1)
+# ONNX backends: at most this many tokens per encoder batch (rows x padded width); 0: batches
+# of EMBEDDING_BATCH_SIZE rows. 256 encodes ~2x faster on a 2-core machine, but int8
+# activations are scaled per batch, so stored vectors move with it (docs/bench/ingest.md).
+ENCODER_BATCH_TOKENS = envint("ENCODER_BATCH_TOKENS", 0, minimum=0)
 # Where ONNX exports of the encoder are kept (made on first use or by export_encoder).
 ENCODER_CACHE_DIR = Path(envstr("ENCODER_CACHE_DIR", "") or BASE_DIR / ".data/cache/encoders")
 RERANKER_MODEL = envstr("RERANKER_MODEL", "")  # empty: no reranker, recorded as such

@@ -125,13 +125,14 @@ class Embedder:
         batch_size: int = 64,
         backend: Backend | str = "torch",
         cache_dir: str | Path = "",
-        batch_tokens: int = 256,
+        batch_tokens: int = 0,
     ) -> None:
         if backend not in BACKENDS:
             raise EmbedderUnavailable(f"unknown embedding backend {backend!r} (one of {BACKENDS})")
         self.model_name = model_name
         self.batch_size = batch_size
-        self.batch_tokens = batch_tokens  # ONNX backends: tokens per batch (rows × width)
+        # ONNX backends: tokens per batch (rows × width); 0: batch_size rows
+        self.batch_tokens = batch_tokens
         self.backend: Backend = backend  # type: ignore[assignment]  # checked above
         self.cache_dir = str(cache_dir or Path(".data") / "cache" / "encoders")
 

@@ -3,13 +3,16 @@
 Texts are tokenized by the model's own fast tokenizer (truncated at its
 ``max_seq_length``, as sentence-transformers does), sorted by token length so each batch
 is padded only to its own longest text, and run through the graph in batches of at most
-``max_tokens`` tokens (padded rows × width); vectors come back L2-normalized, in input
-order. No torch import is needed at run time.
+``max_tokens`` tokens (padded rows × width; 0: ``batch_size`` rows); vectors come back
+L2-normalized, in input order. No torch import is needed at run time.
 
-Why a token budget and not a row count: on this 2-core machine, batches of 64 rows ran at
-half the speed of batches of ~256 tokens (300 SciFact abstracts, int8: 13–17 vs 31–40
-texts/s; 834 verification sentences, float32: 44 vs 76–123 texts/s; docs/bench/ingest.md).
-A batch's activations stay in the cache instead of streaming through memory.
+Why a token budget: on this 2-core machine, batches of 64 rows ran at half the speed of
+batches of ~256 tokens (300 SciFact abstracts, int8: 13–17 vs 31–40 texts/s; 834
+verification sentences, float32: 44 vs 76–123 texts/s; docs/bench/ingest.md); a batch's
+activations stay in the cache instead of streaming through memory. The verify stage's
+float32 encoder uses it. Stored passages do not by default (``ENCODER_BATCH_TOKENS=0``):
+int8 activations are scaled per batch, so a different batching moves every stored vector
+and, with them, which passages retrieval returns first.
 """
 
 from __future__ import annotations
@@ -58,7 +61,8 @@ class OnnxEncoder:
         start = 0
         while start < len(order):
             width = len(encodings[order[start]].ids)  # the longest left: sorted descending
-            rows = max(1, min(batch_size, max_tokens // max(width, 1)))
+            budget = max_tokens // max(width, 1) if max_tokens > 0 else batch_size
+            rows = max(1, min(batch_size, budget))
             chunk = order[start : start + rows]
             start += rows
             vectors = self._run([encodings[i] for i in chunk])
