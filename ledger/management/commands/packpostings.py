@@ -1,7 +1,7 @@
 """``packpostings [--all]``: fold the BM25 postings added or deleted since into packed blocks.
 
 Ingest does this for the terms that need it after every batch (``sync_sparse_index``);
-run it after upgrading an existing index (migration 0012 leaves every term unpacked, and
+run it after upgrading an existing index (migration 0013 leaves every term unpacked, and
 queries read unpacked postings row by row until then) or after a large bulk delete.
 """
 

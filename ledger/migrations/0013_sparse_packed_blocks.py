@@ -91,7 +91,7 @@ END $$;
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('ledger', '0011_verdict_labels_shadow_overrides'),
+        ('ledger', '0012_mining_findings'),
     ]
 
     operations = [
