@@ -16,8 +16,10 @@ row when a run reaches review.
   same (for a narrowed claim: the narrowed text re-verifies as it did, checked by the
   writer), and no evidence that would weaken the decision changed. Evidence is a quote
   (source, passage, offsets, snapshot); an approval stands while every quote it was
-  approved on still supports the claim and no new quote contradicts it, a rejection
-  while every contradicting quote is still there and no new quote supports the claim.
+  approved on still supports the claim, no new quote contradicts it and none of those
+  quotes' sources changed (the new run quotes another snapshot of it, even beside the
+  one reviewed); a rejection while every contradicting quote is still there, unchanged
+  the same way, and no new quote supports the claim.
   Every other new claim of the run *needs review*, with the reasons.
 """
 
@@ -466,10 +468,20 @@ def _carry_refusals(pair: ClaimPair | None, text_changed: bool, diff: RunDiffRec
         "a contradicting quote is gone": _gone(old.contradicts, new.contradicts, rejected),
         "a supporting quote is new": _gone(new.supports, old.supports, rejected),
     }
+    named = set()
     for what, quotes in weaker.items():
         for source in sorted({q.split("#", 1)[0] for q in quotes}):
             why = f" (source {moved[source]})" if source in moved else ""
             reasons.append(f"evidence changed: {what}: {source}{why}")
+            named.add(source)
+    # The quotes the decision rests on come from a source that changed since: the new run
+    # quotes another snapshot of it, even where it still quotes the one reviewed too.
+    rests_on = old.contradicts if rejected else old.supports
+    relation = "contradicting" if rejected else "supporting"
+    for source in sorted({q.split("#", 1)[0] for q in rests_on} & moved.keys() - named):
+        reasons.append(
+            f"evidence changed: a {relation} quote's source {moved[source]} since: {source}"
+        )
     return reasons
 
 

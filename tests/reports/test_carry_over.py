@@ -135,8 +135,12 @@ def test_it_asks_for_review_only_where_a_changed_source_is_the_evidence(first, a
         against = (quotes(old, Relation.CONTRADICTS), quotes(new, Relation.CONTRADICTS))
         if last.action == Action.REJECT:
             holds = supports[1] <= supports[0] and against[0] <= against[1]
+            rests_on = against[0]
         else:
             holds = supports[0] <= supports[1] and against[1] <= against[0]
+            rests_on = supports[0]
+        # ... and none of the quotes it rests on is from the edited source.
+        holds = holds and all(quote[0] != changed for quote in rests_on)
         same_verdict = old.status == new.status or last.action == Action.NARROW
         carried = row in record.carried_over
         assert carried == (holds and same_verdict), (new.text, row)

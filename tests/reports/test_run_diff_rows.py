@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from ledger.models import Relation, ReviewState, Verdict
+from ledger.models import Pool, Relation, ReviewState, Verdict
 from research.stages.rundiff import diff_and_carry_over
 from review import services
 from review.diff import RunDiffRecord
@@ -81,6 +81,41 @@ def test_it_stores_the_diff_and_carries_only_unchanged_decisions(plan, run, revi
     assert carried.carried_from == reviewed["claims"]["c"].decisions.get()
     assert carried.reason_code == "contradicted"
     assert "carried over from run" in new["c"].disposition_reason
+
+
+def test_it_asks_again_when_the_approved_quote_comes_from_a_source_that_changed(
+    plan, run, reviewed
+):
+    """The new run still quotes the reviewed snapshot of B's source, and also its newer
+    capture: the source changed, so the approval that rested on it does not carry."""
+    s2b = recapture(reviewed["s2"], f"Cohort study, corrected. {B} Funded by Y.")
+    rerun, new = rerun_of(plan, run, reviewed)
+    passage = make_passage(s2b)
+    start = s2b.text.index(B)
+    new["b"].evidence.create(
+        passage=passage,
+        snapshot=s2b,
+        pool=Pool.SUPPORT,
+        relation=Relation.SUPPORTS,
+        quote=B,
+        quote_start=start,
+        quote_end=start + len(B),
+        passage_fingerprint=passage.fingerprint,
+        score=0.9,
+    )
+    record = carry(rerun)
+    assert [(n.claim, n.reasons) for n in record.needs_review] == [
+        (
+            str(new["b"].code),
+            [
+                "evidence changed: a supporting quote's source changed since: "
+                "url:https://b.example/2"
+            ],
+        )
+    ]
+    assert sorted(c.claim for c in record.carried_over) == sorted(
+        str(new[k].code) for k in ("a", "c")
+    )
 
 
 def test_it_carries_nothing_twice_when_the_step_is_retried(plan, run, reviewed):
