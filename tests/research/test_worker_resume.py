@@ -20,7 +20,7 @@ from research import runner, services
 from research.models import Run, StageCheckpoint
 from research.pipeline.planner import offline_plan
 from tests.research.fixtures import duplicate_hits, ingest_fixture_library
-from tests.research.processes import finish, start_worker, wait_for_run
+from tests.research.processes import finish, spawn, start_worker, wait_for_run
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 QUESTION = "Does vitamin D supplementation reduce the risk of fractures in older adults?"
@@ -63,11 +63,15 @@ def test_it_finishes_a_run_whose_worker_was_killed_mid_stage_without_duplicates(
     plan.refresh_from_db()
     run = services.check_start_run(author, plan, 1)
 
-    worker_a, log_a = start_worker("worker-a")
-    cp = wait_for_half_done_search(run, worker_a)
-    os.kill(worker_a.pid, signal.SIGKILL)
-    worker_a.wait()
-    finish(worker_a, log_a)
+    # Worker A searches slowly (tests.research.slow_worker) so that it can be caught half
+    # done however fast the machine is; it is killed there, or stopped if that never comes.
+    worker_a, log_a = spawn(["-m", "tests.research.slow_worker", "worker-a"], "worker-a")
+    try:
+        cp = wait_for_half_done_search(run, worker_a)
+        os.kill(worker_a.pid, signal.SIGKILL)
+        worker_a.wait()
+    finally:
+        finish(worker_a, log_a)
     killed_at = len(StageCheckpoint.objects.get(pk=cp.pk).cursor["done_keys"])
 
     worker_b, log_b = start_worker("worker-b")
