@@ -91,7 +91,9 @@ def _shell(env: dict[str, str], code: str) -> str:
 
 def _stop(proc: subprocess.Popen[str]) -> None:
     proc.send_signal(signal.SIGINT)
-    proc.wait(timeout=60)
+    # Read what it still prints while it stops: nobody reads its stdout pipe after the URL,
+    # and a launcher blocked writing to a full pipe never gets to exit.
+    proc.communicate(timeout=60)
 
 
 def test_it_runs_serves_login_keeps_data_and_refuses_a_second_instance(home):
