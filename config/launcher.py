@@ -8,7 +8,8 @@
    procrastinate workers; print the URL.
 5. Supervise: a service that exits is started again after a back-off (1 s, doubling to
    60 s; reset once it has stayed up for a minute), so one crashed worker never takes
-   the web server or the database down. Ctrl-C stops everything.
+   the web server or the database down. Ctrl-C (SIGINT) or SIGTERM stops everything,
+   also when the launcher was started with SIGINT ignored (``cmd &`` in a script).
 
 ``python -m config.launcher web`` runs only the web server command (docker-compose's
 ``web`` service), with the same options.
@@ -171,7 +172,16 @@ def stop(running: list[Service]) -> None:
         service.wait()
 
 
+def _interrupt(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main() -> int:
+    # Set before any child starts: a shell script's ``cmd &`` starts it with SIGINT
+    # ignored, which Python and every child would otherwise inherit, and Ctrl-C or
+    # ``kill -INT`` would then stop nothing.
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
     lock = acquire_lock()
     if lock is None:
         return 1
@@ -192,7 +202,6 @@ def main() -> int:
     lock.truncate()
     lock.write(f"pid {os.getpid()} at {url}\n")
     lock.flush()
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
         if not wait_until_up(host, port):
             print("the web server did not answer on /healthz within 60 s", file=sys.stderr)

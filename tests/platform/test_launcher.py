@@ -50,7 +50,14 @@ def _env(home: Path, port: int) -> dict[str, str]:
     return env
 
 
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _launch(env: dict[str, str]) -> subprocess.Popen[str]:
+    # Started with SIGINT ignored, as a shell script's ``make run &`` starts it: Ctrl-C
+    # (the SIGINT `_stop` sends) must still stop it. The lead's clean-clone runs, started
+    # that way, hung here for 60 s before the launcher set its own handler.
     return subprocess.Popen(
         [sys.executable, "-m", "config.launcher"],
         env=env,
@@ -58,6 +65,7 @@ def _launch(env: dict[str, str]) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=_ignore_sigint,
     )
 
 
