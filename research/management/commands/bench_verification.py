@@ -49,11 +49,11 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        from research.pipeline.verify import VerifyConfig, default_verifiers
+        from research.pipeline.verify import VerifyConfig, default_verifiers, verify_encoder
         from research.pipeline.verify.bench import run_open, run_oracle
         from research.pipeline.verify.embedcache import EmbeddingCache
         from research.pipeline.verify.scifact import load_claims, load_corpus
-        from research.providers.embedder import Embedder, configure_threads
+        from research.providers.embedder import configure_threads
 
         from .train_verifier import cache_dir
 
@@ -70,7 +70,8 @@ class Command(BaseCommand):
         except FileNotFoundError as exc:
             raise CommandError(str(exc)) from exc
         claims = claims[: opts["limit"]] if opts["limit"] else claims
-        embedder = Embedder.from_settings()
+        # The vectors the verify stage sees (VERIFY_EMBEDDING_BACKEND), not retrieval's.
+        embedder = verify_encoder()
         path = cache_dir(embedder.label) if opts["cache"] else None
         cache = EmbeddingCache(embedder.encode, path)
         out_of_fold = opts["split"] == "train"

@@ -41,9 +41,10 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **opts: Any) -> None:
         if importlib.util.find_spec("sklearn") is None:
             raise CommandError("training needs scikit-learn: pip install '.[train]'")
+        from research.pipeline.verify import verify_encoder
         from research.pipeline.verify.embedcache import EmbeddingCache
         from research.pipeline.verify.scifact import load_claims, load_corpus
-        from research.providers.embedder import Embedder, configure_threads
+        from research.providers.embedder import configure_threads
 
         configure_threads()
         directory: Path = opts["scifact"]
@@ -51,7 +52,7 @@ class Command(BaseCommand):
         if opts["calibrate_only"]:
             self._calibrate(docs, claims, opts["out"])
             return
-        embedder = Embedder.from_settings()
+        embedder = verify_encoder()  # the vectors verification sees, as _calibrate
         cache = EmbeddingCache(embedder.encode, cache_dir(embedder.label))
         cfg = TrainConfig(
             c=opts["c"],
