@@ -294,6 +294,9 @@ LLM_TIMEOUT_S = envfloat("LLM_TIMEOUT_S", 60.0)
 LLM_JUDGES = envjudges("LLM_JUDGES")
 # Verifier families that vote in shadow: stored and shown, never counted ("nli,llm-b").
 VERIFIER_SHADOW = tuple(envlist("VERIFIER_SHADOW", []))
+# The strict word-for-word ``coverage`` family as a counted judge (off: it would block
+# every paraphrase, since PASS needs every judging family that ran to support).
+VERIFIER_COVERAGE = envbool("VERIFIER_COVERAGE", False)
 RETRIEVAL_RRF_K = envint("RETRIEVAL_RRF_K", 60, minimum=1)
 RETRIEVAL_HNSW_EF_SEARCH = envint("RETRIEVAL_HNSW_EF_SEARCH", 100, minimum=1)
 RETRIEVAL_CANDIDATES = envint("RETRIEVAL_CANDIDATES", 100, minimum=1)

@@ -37,6 +37,7 @@ from research.pipeline.verify import (
     verify_claim,
     verify_encoder,
 )
+from research.pipeline.verify.align import alignment_words
 from research.pipeline.verify.embedcache import EmbeddingCache
 from research.pipeline.verify.features import item_sentences
 from research.services.runs import do_count_verification, do_record_families
@@ -79,7 +80,8 @@ def plan_quorum(run: Run) -> int:
 
 
 def encode_ahead(claims: Iterable[Claim], cache: EmbeddingCache) -> None:
-    """Encode every claim and pool sentence the stage will judge, in one length-sorted call.
+    """Encode every claim and pool sentence (and every word the ``align`` family aligns)
+    the stage will judge, in one length-sorted call.
 
     The encoder then works on full batches of similar length instead of one short call per
     claim; the verifiers find the vectors in ``cache`` (same encoder, same numbers).
@@ -89,8 +91,10 @@ def encode_ahead(claims: Iterable[Claim], cache: EmbeddingCache) -> None:
         if counter_record(claim) is None:
             continue  # gathered later, in verify()
         texts.append(claim.text)
-        for item in gathered_pools(claim).items():
+        items = gathered_pools(claim).items()
+        for item in items:
             texts += [item.text[a:b] for a, b in item_sentences(item)]
+        texts += alignment_words(claim.text, items)  # the align family's word vectors
     if texts:
         cache.encode(list(dict.fromkeys(texts)))
 

@@ -120,7 +120,8 @@ def test_it_trains_reproducibly_and_benchmarks_with_the_contract_keys(tmp_path):
     detail = json.loads((tmp_path / "bench.json").read_text())
     assert detail["out_of_fold"] is True and len(detail["details"]) == 18
     # The figures say which families judged them (and which did not run, and why).
-    assert "coverage (counted)" in out.getvalue() and "rules (check)" in out.getvalue()
+    assert "align (counted)" in out.getvalue() and "learned (counted)" in out.getvalue()
+    assert "rules (check)" in out.getvalue()
     assert detail["families"]["nli"].startswith("not configured") and detail["quorum"] == 2
 
 

@@ -98,9 +98,10 @@ def test_it_cannot_pass_a_claim_whose_cited_passage_lacks_its_quote(config):
 def test_it_builds_the_default_families_from_settings(settings, learned):
     settings.NLI_MODEL = ""
     settings.LLM_BASE_URL = ""
+    settings.VERIFIER_COVERAGE = False
     families = default_verifiers(learned.encode)
-    assert [v.family for v in families.verifiers] == ["rules", "coverage", "learned"]
-    assert set(families.notes) == {"nli", "llm"}
+    assert [v.family for v in families.verifiers] == ["rules", "learned", "align"]
+    assert set(families.notes) == {"nli", "llm", "coverage"}
     assert families.unavailable == {}
 
 

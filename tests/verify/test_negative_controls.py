@@ -18,6 +18,8 @@ import pytest
 
 from research.pipeline.verify import VerifyConfig, verify_claim
 from research.pipeline.verify.aggregate import AggregateConfig
+from research.pipeline.verify.align import AlignVerifier
+from research.pipeline.verify.align import load_weights as load_align_weights
 from research.pipeline.verify.coverage import CoverageVerifier
 from research.pipeline.verify.learned import LearnedVerifier, VerifierWeights
 from research.pipeline.verify.llm_judge import LLMJudge
@@ -50,6 +52,11 @@ def learned():
 
 
 @pytest.fixture(scope="module")
+def align(learned):
+    return AlignVerifier(load_align_weights(), learned.encode)
+
+
+@pytest.fixture(scope="module")
 def judges():
     servers = [server_for(rubber_stamp, []) for _ in range(2)]
     yield [
@@ -65,11 +72,15 @@ def judges():
 
 
 @pytest.fixture(scope="module")
-def family_sets(learned, judges, tmp_path_factory):
+def family_sets(learned, align, judges, tmp_path_factory):
     entailing_nli = NLIVerifier(tiny_cross_encoder(tmp_path_factory.mktemp("nli"), favour=0))
-    offline = (RulesVerifier(), CoverageVerifier(), learned)
+    offline = (RulesVerifier(), learned, align)
     return {
         "offline default": VerifyConfig(verifiers=offline),
+        "offline + strict coverage": VerifyConfig(verifiers=(*offline, CoverageVerifier())),
+        "coverage + learned (VERIFIER_COVERAGE, no align)": VerifyConfig(
+            verifiers=(RulesVerifier(), CoverageVerifier(), learned)
+        ),
         "offline, quorum 1": VerifyConfig(verifiers=offline, aggregate=AggregateConfig(quorum=1)),
         "offline + NLI that always entails": VerifyConfig(verifiers=(*offline, entailing_nli)),
         "offline + two rubber-stamp LLM judges": VerifyConfig(verifiers=(*offline, *judges)),
@@ -88,6 +99,8 @@ def test_it_has_at_least_fifty_controls_of_both_kinds():
 
 SETS = [
     "offline default",
+    "offline + strict coverage",
+    "coverage + learned (VERIFIER_COVERAGE, no align)",
     "offline, quorum 1",
     "offline + NLI that always entails",
     "offline + two rubber-stamp LLM judges",

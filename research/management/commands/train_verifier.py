@@ -1,6 +1,13 @@
 """Train the offline learned verifier on SciFact train and write its weights (JSON).
 
     python manage.py train_verifier --scifact ../shared/data/scifact
+    python manage.py train_verifier --scifact ../shared/data/scifact --family align
+
+``--family align`` trains the second offline family (word alignment, ``align.py``) on the
+same grouped folds and chooses *both* families' thresholds together for the quorum they
+form (nested, ``quorum_training.py``): it writes the align weights and the learned
+weights' thresholds (their coefficients and calibration unchanged), and prints the
+out-of-fold agreement table of the two families.
 
 Needs the ``train`` extra (scikit-learn: ``pip install '.[train]'``). Reproducible: fixed
 fold seed and solver seed, deterministic features, MiniLM vectors cached under
@@ -28,10 +35,19 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--scifact", type=Path, required=True, help="SciFact release dir")
         parser.add_argument("--out", type=Path, default=WEIGHTS_PATH)
+        parser.add_argument(
+            "--align-out", type=Path, default=None, help="align weights (default: shipped path)"
+        )
         parser.add_argument("--c", type=float, default=TrainConfig.c)
         parser.add_argument("--max-escape", type=float, default=TrainConfig.max_escape)
         parser.add_argument("--folds", type=int, default=TrainConfig.folds)
         parser.add_argument("--fold-seed", type=int, default=TrainConfig.fold_seed)
+        parser.add_argument(
+            "--family",
+            choices=("learned", "align"),
+            default="learned",
+            help="align: train the word-alignment family and both families' quorum thresholds",
+        )
         parser.add_argument(
             "--calibrate-only",
             action="store_true",
@@ -51,6 +67,9 @@ class Command(BaseCommand):
         docs, claims = load_corpus(directory), load_claims(directory, "train")
         if opts["calibrate_only"]:
             self._calibrate(docs, claims, opts["out"])
+            return
+        if opts["family"] == "align":
+            self._align(docs, claims, opts["out"], opts["align_out"])
             return
         embedder = verify_encoder()  # the vectors verification sees, as _calibrate
         cache = EmbeddingCache(embedder.encode, cache_dir(embedder.label))
@@ -73,6 +92,28 @@ class Command(BaseCommand):
         self.stdout.write(f"support_threshold: {weights.model.support_threshold}")
         self.stdout.write(f"contradict_threshold: {weights.model.contradict_threshold}")
         self.stderr.write(f"weights written to {opts['out']}")
+
+    def _align(self, docs: Any, claims: Any, learned_path: Path, out: Path | None) -> None:
+        from research.pipeline.verify import verify_encoder
+        from research.pipeline.verify.align import ALIGN_WEIGHTS_PATH
+        from research.pipeline.verify.embedcache import EmbeddingCache
+        from research.pipeline.verify.learned import VerifierWeights
+        from research.pipeline.verify.quorum_training import train_quorum
+
+        encoder = verify_encoder()
+        cache = EmbeddingCache(encoder.encode, cache_dir(encoder.label))
+        result = train_quorum(claims, docs, cache.encode, VerifierWeights.load(learned_path))
+        cache.save()
+        result.align.meta["trained_on"] = {"embedding_model": encoder.label}
+        out = out or ALIGN_WEIGHTS_PATH
+        result.align.save(out)
+        result.learned.save(learned_path)
+        for key, value in result.report.items():
+            self.stdout.write(f"{key}: {value:.4f}")
+        self.stdout.write("agreement (learned | align | gold: pairs, out-of-fold):")
+        for key, count in result.agreement.items():
+            self.stdout.write(f"  {key}: {count}")
+        self.stderr.write(f"weights written to {out} and {learned_path}")
 
     def _calibrate(self, docs: Any, claims: Any, out: Path) -> None:
         from research.pipeline.verify import verify_encoder

@@ -174,8 +174,13 @@ class Families:
 
 
 def default_verifiers(encode: Encode | None = None, *, out_of_fold: bool = False) -> Families:
-    """Rules and coverage always; learned when its weights load; NLI and LLM judges when
-    configured (a configured one that cannot start is *unavailable*, not absent)."""
+    """Rules always; learned and align when their weights load; the strict ``coverage``
+    family when ``VERIFIER_COVERAGE`` is on; NLI and LLM judges when configured (a
+    configured one that cannot start is *unavailable*, not absent)."""
+    from django.conf import settings
+
+    from research.pipeline.verify.align import AlignVerifier
+    from research.pipeline.verify.align import load_weights as load_align_weights
     from research.pipeline.verify.coverage import CoverageVerifier
     from research.pipeline.verify.learned import (
         LearnedUnavailable,
@@ -186,15 +191,23 @@ def default_verifiers(encode: Encode | None = None, *, out_of_fold: bool = False
     from research.pipeline.verify.nli import NLIUnavailable, NLIVerifier
     from research.pipeline.verify.rules import RulesVerifier
 
-    verifiers: list[Verifier] = [RulesVerifier(), CoverageVerifier()]
+    verifiers: list[Verifier] = [RulesVerifier()]
     notes: dict[str, str] = {}
     unavailable: dict[str, str] = {}
+    if settings.VERIFIER_COVERAGE:
+        verifiers.append(CoverageVerifier())
+    else:
+        notes["coverage"] = "not configured (VERIFIER_COVERAGE is off)"
+    if encode is None:
+        encode = verify_encoder().encode
     try:
-        if encode is None:
-            encode = verify_encoder().encode
         verifiers.append(LearnedVerifier(VerifierWeights.load(), encode, out_of_fold=out_of_fold))
     except LearnedUnavailable as exc:
         unavailable["learned"] = str(exc)
+    try:
+        verifiers.append(AlignVerifier(load_align_weights(), encode, out_of_fold=out_of_fold))
+    except LearnedUnavailable as exc:
+        unavailable["align"] = str(exc)
     try:
         verifiers.append(NLIVerifier.from_settings())
     except NLIUnavailable as exc:

@@ -130,6 +130,12 @@ def _record(result: BenchResult, claim: SciFactClaim, verdict: ClaimVerdict, n: 
             "refute_ids": verdict.refute_ids,
             "discarded": verdict.discard_counts(),
             "rationale": verdict.rationale,
+            # Every family's vote per passage, so a confusion per family can be read
+            # from one run: [family, evidence id, verdict, score, shadow].
+            "votes": [
+                [v.family, v.evidence_id, str(v.verdict), round(v.score, 4), v.shadow]
+                for v in verdict.votes
+            ],
         }
     )
 

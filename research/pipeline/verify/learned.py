@@ -74,9 +74,11 @@ class LinearModel:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> LinearModel:
+    def from_json(
+        cls, data: dict[str, Any], expected: tuple[str, ...] = FEATURE_NAMES
+    ) -> LinearModel:
         names = tuple(data["feature_names"])
-        if names != FEATURE_NAMES:
+        if names != expected:
             raise LearnedUnavailable("weights were trained on other features; retrain them")
         return cls(
             mean=np.asarray(data["mean"], dtype=np.float64),
@@ -119,13 +121,16 @@ class VerifierWeights:
         path.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
 
     @classmethod
-    def load(cls, path: Path = WEIGHTS_PATH) -> VerifierWeights:
+    def load(
+        cls, path: Path = WEIGHTS_PATH, *, feature_names: tuple[str, ...] = FEATURE_NAMES
+    ) -> VerifierWeights:
+        """Weights of a model over ``feature_names`` (the learned family's by default)."""
         if not path.exists():
             raise LearnedUnavailable(f"no learned verifier weights at {path}")
         data = json.loads(path.read_text())
         return cls(
-            model=LinearModel.from_json(data["model"]),
-            folds=[LinearModel.from_json(f) for f in data.get("folds", [])],
+            model=LinearModel.from_json(data["model"], feature_names),
+            folds=[LinearModel.from_json(f, feature_names) for f in data.get("folds", [])],
             claim_folds={str(k): int(v) for k, v in data.get("claim_folds", {}).items()},
             meta=data.get("meta", {}),
         )
