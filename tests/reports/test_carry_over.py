@@ -25,9 +25,10 @@ LIBRARY = "carry-vitamin-d"
 
 
 def review_with_a_narrowing(run: Run, reviewer) -> None:
-    """Approve what may be approved without an override; narrow the first other claim that
-    has a clause to drop (then approve it if its re-verification allows, else reject);
-    reject the rest."""
+    """Approve what may be approved without an override; narrow one claim that has a
+    clause to drop — the first one that may not be approved as it is, else (every claim
+    PASSes) the first approvable one — then approve it if its re-verification allows,
+    else reject it; reject the rest."""
     policy = review.gate_policy(run.plan_version.plan)
 
     def approvable(claim: Claim) -> bool:
@@ -35,21 +36,27 @@ def review_with_a_narrowing(run: Run, reviewer) -> None:
             claim
         )
 
-    narrowed = False
-    for claim in Claim.objects.filter(run=run).order_by("pk"):
-        if approvable(claim):
-            review.do_approve_claim(reviewer, claim, claim.version)
-            continue
-        head = claim.text.split(",")[0].rstrip(".") + "."
-        if not narrowed and head != claim.text and len(head.split()) >= 6:
-            review.do_narrow_claim(reviewer, claim, claim.version, head, reason="narrower")
+    def head(claim: Claim) -> str:
+        return claim.text.split(",")[0].rstrip(".") + "."
+
+    def narrowable(claim: Claim) -> bool:
+        return head(claim) != claim.text and len(head(claim).split()) >= 6
+
+    claims = list(Claim.objects.filter(run=run).order_by("pk"))
+    ordered = [c for c in claims if not approvable(c)] + [c for c in claims if approvable(c)]
+    target = next((c for c in ordered if narrowable(c)), None)
+    assert target is not None, "the library should give a claim worth narrowing"
+    for claim in claims:
+        if claim.pk == target.pk:
+            review.do_narrow_claim(reviewer, claim, claim.version, head(claim), reason="narrower")
             claim.refresh_from_db()
-            narrowed = True
             if approvable(claim):
                 review.do_approve_claim(reviewer, claim, claim.version)
                 continue
+        elif approvable(claim):
+            review.do_approve_claim(reviewer, claim, claim.version)
+            continue
         review.do_reject_claim(reviewer, claim, claim.version, "unsupported", "e2e")
-    assert narrowed, "the library should give a claim worth narrowing"
 
 
 def start_run(author, plan) -> Run:
