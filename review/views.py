@@ -39,6 +39,7 @@ CANDIDATE_PAGE_SIZE = 100
 # Why a candidate was set aside: filter key -> (label, how its reason begins).
 DROP_KINDS = {
     "off-topic": ("Off-topic", "off-topic"),
+    "off-outcome": ("Off-outcome", "off-outcome"),
     "scope": ("Outside the scope", "outside the scope"),
     "budget": ("Over the claim budget", "over the claim budget"),
 }

@@ -120,6 +120,8 @@ def _save_draft(run: Run, subquestion: Subquestion | None, draft: ClaimDraft) ->
     where = f"from {len(bound)} passage(s) of {sources} source(s)"
     if draft.relevance is not None:
         where += f", relevance {draft.relevance.score:.2f}, rank {draft.rank}"
+        if draft.relevance.outcome_match:
+            where += f", outcome named: {draft.relevance.outcome_match}"
     if created:
         merged = f"; merged wordings: {draft.mentions}" if draft.mentions else ""
         do_dispose(

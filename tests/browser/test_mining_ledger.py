@@ -1,5 +1,6 @@
 """Browser: the ledger shows what mining found out — relevance, design, contested pairs,
-evidence gaps — and the candidates page shows an off-topic candidate with its score."""
+evidence gaps — and the candidates page shows off-topic and off-outcome candidates with
+their scores."""
 
 from __future__ import annotations
 
@@ -34,6 +35,11 @@ SOURCES = [
         "Benzodiazepines and injurious falls in community dwelling elders",
         "Benzodiazepine use was associated with an increased risk of injurious falls in "
         "elderly people.",
+    ),
+    (
+        "Plasma 25-hydroxyvitamin D and colorectal cancer risk in older women",
+        "Vitamin D supplementation was associated with a lower risk of colorectal cancer in "
+        "older women.",
     ),
 ]
 
@@ -114,3 +120,13 @@ def test_it_lists_an_off_topic_candidate_with_its_score(live_server, browser_pag
     assert row.locator("td.relevance").inner_text() == f"{off.relevance:.2f}"
     assert "off-topic (relevance" in row.inner_text()
     assert "3,270 women" not in page.locator("#candidate-table").inner_text()
+
+    # on the subject, off the outcome: vitamin D and colorectal cancer, not fractures
+    other = Candidate.objects.get(run=run, text__contains="colorectal cancer")
+    assert other.state == "dropped" and other.reason.startswith("off-outcome (relevance 0.")
+    page.click("#candidate-why >> text=Off-outcome")
+    page.wait_for_url(re.compile(r"why=off-outcome"))
+    row = page.locator("tr.candidate", has_text="colorectal cancer")
+    assert row.locator("td.relevance").inner_text() == f"{other.relevance:.2f}"
+    assert "not fractures" in row.inner_text() or "outcomes asked: fractures" in row.inner_text()
+    assert "Benzodiazepine use" not in page.locator("#candidate-table").inner_text()

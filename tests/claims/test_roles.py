@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from ledger.models import SentenceRole
 from research.pipeline.claims.design import profile_source
 from research.pipeline.claims.facets import facets
-from research.pipeline.claims.roles import classify_sentence, label_spans
+from research.pipeline.claims.roles import (
+    DROP_REASONS,
+    FINDING_ROLES,
+    NON_FINDING_ROLES,
+    ROLES,
+    classify_sentence,
+    label_spans,
+)
 from research.pipeline.claims.scope import parse_scope, preference, scope_exclusion
 
 # Sentences of the vitamin D run's ledger that were claims before findings-only mining.
@@ -59,6 +67,44 @@ def test_it_calls_results_and_conclusions_findings_in_any_domain():
     for sentence in FINDINGS:
         role = classify_sentence(sentence)
         assert role.is_finding and role.role in ("result", "conclusion"), (sentence, role)
+
+
+# Sentences that say what the authors did with the data, though they carry result words.
+# The first three are from the SciFact vitamin D run (the first was kept as a claim there).
+ANALYSIS_STEPS = [
+    "The point on each linear trend line corresponding to an odds ratio of 0.50 provided the "
+    "prediagnostic Vitamin D intake or 25-hydroxyvitamin D concentration associated with 50% "
+    "lower risk compared to <100IU/day Vitamin D or <13ng/ml serum 25-hydroxyvitamin D.",
+    "Dose-response gradients from observational studies of Vitamin D intake and serum "
+    "25-hydroxyvitamin D were plotted as trend lines.",
+    "Odds ratios for colorectal cancer were adjusted for age, smoking and body mass index.",
+    "We adjusted for household income and region in every model of wage growth.",
+    "Data from the 14 trials were pooled using a random-effects model.",
+    "Latency was measured using the p99 of 10,000 requests per run.",
+]
+# Result sentences that mention an analysis step in passing: still findings.
+ANALYSIS_IN_PASSING = [
+    "After adjustment for age, higher 25(OH)D was associated with fewer falls (HR 0.78, 95% "
+    "CI 0.64-0.95).",
+    "After the models were adjusted for income, minimum wage increases reduced teen "
+    "employment by 1.2 percent.",
+    "Data were pooled from 12 trials; vitamin D reduced falls by 19% (RR 0.81, 95% CI 0.71-0.92).",
+]
+
+
+def test_it_lists_the_same_sentence_roles_as_the_ledger():
+    assert tuple(SentenceRole.values) == ROLES
+    assert set(ROLES) == FINDING_ROLES | NON_FINDING_ROLES
+    assert not FINDING_ROLES & NON_FINDING_ROLES
+    assert set(DROP_REASONS) == NON_FINDING_ROLES
+
+
+def test_it_calls_analysis_steps_methods_even_with_result_words():
+    for sentence in ANALYSIS_STEPS:
+        role = classify_sentence(sentence)
+        assert (role.role, role.cue) == ("method", "analysis-step cue"), (sentence, role)
+    for sentence in ANALYSIS_IN_PASSING:
+        assert classify_sentence(sentence).is_finding, sentence
 
 
 def test_it_uses_the_structure_label_a_sentence_sits_under():

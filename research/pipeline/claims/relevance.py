@@ -24,6 +24,13 @@ sentence or the title, or a sentence or title whose embedding is within
 does not (``names_subject`` false) is off-topic whatever its score: benzodiazepines and
 falls do not answer a question about vitamin D and falls.
 
+When the question or the subquestion asks about an effect on something (an
+:class:`~research.pipeline.claims.outcome.OutcomeFocus`), each candidate is also checked
+for *naming an outcome* (:func:`~research.pipeline.claims.outcome.match_outcomes`):
+``names_outcome`` false makes it off-outcome — vitamin D and colorectal cancer does not
+answer a question about vitamin D and fractures — and ``outcome_match`` says how it named
+one ("fractures", "title: falls", "jobs ≈ employment (0.71)").
+
 The weights (``RelevanceWeights``) were fitted on SciFact train questions (see
 ``docs/bench/mining.md``); the features are the same in any domain.
 """
@@ -32,11 +39,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
 
+from research.pipeline.claims.outcome import OutcomeFocus, match_outcomes
 from research.pipeline.retrieve.sparse import analyze
 
 Encode = Callable[[list[str]], NDArray[np.float32]]
@@ -72,8 +80,11 @@ class Relevance:
     subject: float = 0.0
     context: float = 0.0
     names_subject: bool = True  # an effect question's subject is named (or paraphrased)
+    names_outcome: bool = True  # an outcome asked about is named (or none is asked)
+    outcome_match: str = ""  # how it names one: "fractures", "title: falls", "jobs ≈ …"
+    other_outcome: str = ""  # another outcome it reports a measure of, when it names none
 
-    def to_json(self) -> dict[str, float | bool]:
+    def to_json(self) -> dict[str, float | bool | str]:
         return {
             "score": self.score,
             "dense_question": self.dense_question,
@@ -82,6 +93,9 @@ class Relevance:
             "subject": self.subject,
             "context": self.context,
             "names_subject": self.names_subject,
+            "names_outcome": self.names_outcome,
+            "outcome_match": self.outcome_match,
+            "other_outcome": self.other_outcome,
         }
 
     def features(self) -> list[float]:
@@ -103,6 +117,7 @@ class Focus:
     subject: str  # the thing asked about; the whole question when the shape is unknown
     idf: dict[str, float]  # analyzed term -> inverse document frequency in the library
     outcome: str = ""  # what the subject's effect is asked on, when the question says
+    outcomes: OutcomeFocus | None = None  # the outcomes a candidate must name, if any
 
 
 def terms(text: str) -> set[str]:
@@ -160,7 +175,41 @@ def score_candidates(
             used = {k: w for k, w in used.items() if not k.startswith(("dense", "context"))}
         total = sum(used.values()) or 1.0
         score = sum(parts[k] * w for k, w in used.items()) / total
-        out.append(Relevance(score=round(score, 4), names_subject=names, **parts))
+        out.append(
+            Relevance(
+                score=round(score, 4),
+                dense_question=parts["dense_question"],
+                dense_subquestion=parts["dense_subquestion"],
+                lexical=parts["lexical"],
+                subject=parts["subject"],
+                context=parts["context"],
+                names_subject=names,
+            )
+        )
+    return _with_outcomes(candidates, focus, encode, out)
+
+
+def _with_outcomes(
+    candidates: Sequence[Candidate],
+    focus: Focus,
+    encode: Encode | None,
+    scored: list[Relevance],
+) -> list[Relevance]:
+    """The outcome check of the candidates that name the subject (the others are off-topic
+    already): named, how, or which other outcome they report instead."""
+    wanted = focus.outcomes
+    if wanted is None:
+        return scored
+    todo = [i for i, r in enumerate(scored) if r.names_subject]
+    matches = match_outcomes(
+        [(candidates[i].text, candidates[i].title) for i in todo], wanted, focus.idf, encode
+    )
+    out = list(scored)
+    for i, match in zip(todo, matches, strict=True):
+        names = match.named or (not wanted.required and not match.other)
+        out[i] = replace(
+            out[i], names_outcome=names, outcome_match=match.how, other_outcome=match.other
+        )
     return out
 
 

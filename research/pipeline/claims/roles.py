@@ -38,6 +38,19 @@ BOILERPLATE = "boilerplate"
 QUESTION = "question"
 FRAGMENT = "fragment"
 
+# Every role, in the order ledger.models.SentenceRole lists them (a test keeps the two equal).
+ROLES = (
+    RESULT,
+    CONCLUSION,
+    STATEMENT,
+    METHOD,
+    DESIGN,
+    AIM,
+    BACKGROUND,
+    BOILERPLATE,
+    QUESTION,
+    FRAGMENT,
+)
 FINDING_ROLES = frozenset({RESULT, CONCLUSION, STATEMENT})
 NON_FINDING_ROLES = frozenset({METHOD, DESIGN, AIM, BACKGROUND, BOILERPLATE, QUESTION, FRAGMENT})
 DROP_REASONS = {
@@ -261,6 +274,35 @@ _DATA_FROM = re.compile(
     r"\s+(?:are|were)\s+from\b",
     re.IGNORECASE,
 )
+# What the authors did to the data: a method sentence even when it carries result words
+# ("corresponding to an odds ratio of 0.50 … 50% lower risk"), unless it reports a p value or
+# an interval. Not in a subordinate clause ("after the models were adjusted for BMI, …").
+_ANALYSIS_STEP = re.compile(
+    r"\bwe (?:also |further |then |additionally )?(?:adjusted|controlled|accounted|corrected|"
+    r"stratified|weighted|standardi[sz]ed) (?:for|by)\b|"
+    r"\b(?:was|were|been) (?:\w+ly )?(?:adjusted|controlled|corrected|stratified|weighted|"
+    r"standardi[sz]ed) (?:for|by)\b|"
+    r"\b(?:was|were|been) (?:\w+ly )?(?:analy[sz]ed|assessed|evaluated|estimated|calculated|"
+    r"computed|modell?ed|fitted|pooled|combined|plotted|summari[sz]ed|derived|tested|"
+    r"examined|quantified|measured|graphed|regressed) (?:using|by means of|by using|with (?:a|an|"
+    r"the) (?:\w+[- ]){0,3}(?:model|regression|test|method|software|package|approach)|via|"
+    r"through|according to|in (?:a|an) (?:\w+[- ]){0,3}(?:model|regression|analysis))\b|"
+    r"\b(?:were|was) (?:plotted|modell?ed|fitted|graphed|expressed|entered|coded) as\b|"
+    r"\b(?:data|results|estimates|studies|trials|effect sizes|(?:odds|hazard|risk|rate) "
+    r"ratios|analyses|values|scores|responses) (?:were|was) (?:\w+ly )?(?:pooled|combined|"
+    r"synthesi[sz]ed|meta-analy[sz]ed|extracted|abstracted|aggregated|averaged)\b|"
+    r"\b(?:trend|regression|dose[- ]response|fitted|calibration) (?:lines?|curves?|models?)\b"
+    r"[^.]{0,80}\b(?:corresponding to|provided the|was taken as|were taken as|read off)\b|"
+    r"\bon each (?:\w+[- ]){0,3}(?:line|curve|plot|graph)\b",
+    re.IGNORECASE,
+)
+_SUBORDINATE = re.compile(
+    r"\b(?:after|when|once|before|until|because|since|if|whereas|while)\b[^,;]*$", re.I
+)
+_FIGURE = re.compile(
+    r"\bp\s*[<=>≤≥]\s*0?\.\d|\bp\s*=\s*\.\d|\b(?:95|99)\s*%\s*(?:CI|confidence)|\bCI\b",
+    re.IGNORECASE,
+)
 _RECEIVED = re.compile(
     r"\b(?:received|receiving|underwent|undergoing|were (?:randomly )?(?:assigned|allocated) "
     r"to|took part|participated|completed (?:the|a|an)|were followed for|"
@@ -368,11 +410,21 @@ def classify_sentence(sentence: str, label: str = "") -> Role:
     fragment = _fragment(text)
     if fragment:
         return Role(FRAGMENT, fragment)
+    if _analysis_step(text):
+        return Role(METHOD, "analysis-step cue")
     strength = result_strength(text)
     by_label = label_role(label) if label else ""
     if by_label and (by_label in (RESULT, CONCLUSION, BOILERPLATE) or not _reports(text)):
         return Role(by_label, f"label {label}")
     return _by_cues(text, strength)
+
+
+def _analysis_step(text: str) -> bool:
+    """The sentence says how the data were analysed (in its main clause) and reports no p
+    value or interval: "Analyses were adjusted for age", "Data were pooled using …"."""
+    if _FIGURE.search(text) or _REPORTING.search(text):
+        return False
+    return any(not _SUBORDINATE.search(text[: m.start()]) for m in _ANALYSIS_STEP.finditer(text))
 
 
 def _reports(text: str) -> bool:

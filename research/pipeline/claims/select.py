@@ -11,6 +11,8 @@
    with the reason ("outside the scope: participants aged 20–40 y …");
 4. **relevance** — each candidate is scored against the question and its subquestion
    (:mod:`relevance`); below ``cfg.off_topic`` it is dropped as "off-topic (relevance x)";
+   one that names the question's subject but none of the outcomes the subquestion (or the
+   question) asks about (:mod:`outcome`) is dropped as "off-outcome (relevance x; …)";
 5. **merge** — the same proposition within the subquestion becomes one draft.
 
 Then for the whole run:
@@ -51,6 +53,7 @@ from research.pipeline.claims.mine import (
     merge,
     same_proposition,
 )
+from research.pipeline.claims.outcome import OutcomeFocus, outcome_focus, parse_aim
 from research.pipeline.claims.records import (
     ClaimDraft,
     ContestedPair,
@@ -197,14 +200,24 @@ def outcome_of(question: str) -> str:
     return shape.outcome if shape.kind == "effect" else ""
 
 
+def outcomes_of(ctx: _Context, sq: SubquestionInput) -> OutcomeFocus | None:
+    """The outcomes the subquestion's candidates must name (:func:`outcome.outcome_focus`)."""
+    return outcome_focus(ctx.inp.question, sq.text) if ctx.inp.question else None
+
+
 def _relevances(
     ctx: _Context, sq: SubquestionInput, texts: list[str], passage_ids: list[str]
 ) -> list[Relevance | None]:
     inp = ctx.inp
     if not inp.question or not texts:
         return [None] * len(texts)
+    wanted = outcomes_of(ctx, sq)
+    outcome = outcome_of(inp.question)
+    if wanted is not None and wanted.source == "subquestion":
+        own = parse_aim(sq.text)
+        outcome = own.outcome if own else outcome
     focus = Focus(
-        inp.question, sq.text, subject_of(inp.question), inp.idf, outcome_of(inp.question)
+        inp.question, sq.text, subject_of(inp.question), inp.idf, outcome, outcomes=wanted
     )
     titles = [ctx.passages[pid].title if pid in ctx.passages else "" for pid in passage_ids]
     return list(
@@ -232,7 +245,7 @@ def _relevance_first(
             out.append(d)
             continue
         reason = d.reason
-        off = off_topic(ctx, relevance)
+        off = off_topic(ctx, relevance) or off_outcome(ctx, sq, relevance)
         if off:
             reason = f"{off}; also: {d.reason}"
         out.append(replace(d, reason=reason, relevance=relevance.score))
@@ -257,7 +270,7 @@ def _score_and_filter(
             ctx.best[sq.key] = max(ctx.best.get(sq.key, 0.0), score)
         why = scope_exclusion(inp.scope, profile)
         if not why and relevance is not None:
-            why = off_topic(ctx, relevance)
+            why = off_topic(ctx, relevance) or off_outcome(ctx, sq, relevance)
         if why:
             result.dropped.append(_dropped(draft, why))
             continue
@@ -281,6 +294,24 @@ def off_topic(ctx: _Context, relevance: Relevance) -> str:
         subject = subject_of(ctx.inp.question)
         return f"off-topic (relevance {relevance.score:.2f}; it never names {subject})"
     return ""
+
+
+def off_outcome(ctx: _Context, sq: SubquestionInput, relevance: Relevance) -> str:
+    """Why a candidate that names the subject is off-outcome ('' when it is not): it names
+    none of the outcomes asked, or reports a measure of another one instead."""
+    if relevance.names_outcome:
+        return ""
+    wanted = outcomes_of(ctx, sq)
+    asked = wanted.label if wanted else "the outcome asked"
+    if relevance.other_outcome:
+        return (
+            f"off-outcome (relevance {relevance.score:.2f}; it is about "
+            f"{relevance.other_outcome}, not {asked})"
+        )
+    return (
+        f"off-outcome (relevance {relevance.score:.2f}; it names none of the outcomes asked: "
+        f"{asked})"
+    )
 
 
 def _dropped(draft: ClaimDraft, reason: str) -> DroppedCandidate:
@@ -541,13 +572,21 @@ def _gap_reason(ctx: _Context, sq: SubquestionInput, result: MiningResult) -> st
     reasons = [d.reason for d in result.dropped]
     if reasons and all(r.startswith("outside the scope") for r in reasons if "finding" not in r):
         scope_only = [r for r in reasons if r.startswith("outside the scope")]
-        if scope_only and not any(r.startswith("off-topic") for r in reasons):
+        if scope_only and not any(r.startswith(("off-topic", "off-outcome")) for r in reasons):
             return f"its {len(scope_only)} finding(s) were all outside the plan's scope"
     best = ctx.best.get(sq.key)
     if best is not None and best < ctx.cfg.off_topic:
         return (
             f"no finding was relevant enough (best relevance {best:.2f}, below "
             f"{ctx.cfg.off_topic:.2f})"
+        )
+    off = [r for r in reasons if r.startswith("off-outcome")]
+    if off and not any(r.startswith("over the claim budget") for r in reasons):
+        wanted = outcomes_of(ctx, sq)
+        asked = wanted.label if wanted else "the outcome asked"
+        return (
+            f"its findings are about other outcomes: {len(off)} candidate(s) dropped as "
+            f"off-outcome (none names {asked})"
         )
     if any(r.startswith("over the claim budget") for r in reasons):
         return "its findings ranked below the run's claim budget"
