@@ -19,8 +19,7 @@ from typing import Any
 from ledger.models import Claim, ContestedPair, EvidenceGap, Relation, Source
 from research.pipeline.answer import Answer, AnswerSentence, BottomLine
 from research.pipeline.claims.design import DESIGN_LABELS
-from research.pipeline.claims.facets import facets
-from research.pipeline.claims.records import Facets
+from research.pipeline.claims.facets import Facets, facets
 from research.pipeline.planner import analyze_question
 from review.exports.records import (
     AnswerSection,

@@ -9,6 +9,7 @@ every claim must quote the passage verbatim).
 from __future__ import annotations
 
 from research.pipeline.claims.atomize import llm_proposals, mine_claims_llm
+from research.pipeline.claims.facets import Facets
 from research.pipeline.claims.mine import split_coordination
 from research.pipeline.claims.records import (
     Anchor,
@@ -16,7 +17,6 @@ from research.pipeline.claims.records import (
     ContestedPair,
     DroppedCandidate,
     EvidenceGapDraft,
-    Facets,
     MergedCandidate,
     MineConfig,
     MiningResult,

@@ -12,9 +12,22 @@ intervals, p values). Parts the claim does not state stay empty: nothing is gues
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from research.pipeline.claims.records import Facets
 from research.pipeline.text import DOWN_WORDS, NULL_EFFECT, UP_WORDS
+
+
+@dataclass(frozen=True)
+class Facets:
+    """What a finding says, where it says it: who, what, on what, which way, how much."""
+
+    population: str = ""
+    intervention: str = ""  # the intervention or exposure (the finding's subject)
+    outcome: str = ""
+    direction: str = ""  # increases, decreases, no effect, associated, not associated
+    effect: str = ""  # the effect size as stated ("41% (95% CI, 18%-58%)")
+    year: int | None = None
+
 
 INCREASES = "increases"
 DECREASES = "decreases"

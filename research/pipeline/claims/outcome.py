@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from research.pipeline.claims.facets import facets
 from research.pipeline.planner import POPULATION_MARKERS
 from research.pipeline.text import (
     DOWN_WORDS,
@@ -301,8 +302,6 @@ def other_outcome(text: str, alts: tuple[str, ...], exposure: set[str]) -> str:
     ("… was associated with reduced mortality"); never the exposure itself ("levels of
     25(OH)D", "an increase in the recommended intake of vitamin D"), a number or one of
     ``alts``. '' when there is none."""
-    from research.pipeline.claims.facets import facets  # facets → records → relevance → here
-
     found = [m["what"] for m in _MEASURE_OF.finditer(text)] + [facets(text).outcome]
     for phrase in found:
         words = [

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from research.pipeline.claims.design import SourceProfile
+from research.pipeline.claims.facets import Facets
 from research.pipeline.claims.relevance import Relevance
 from research.pipeline.claims.scope import Scope
 
@@ -104,18 +105,6 @@ class MergedCandidate:
     relevance: float | None = None
     role: str = ""
     design: str = ""
-
-
-@dataclass(frozen=True)
-class Facets:
-    """What a finding says, where it says it: who, what, on what, which way, how much."""
-
-    population: str = ""
-    intervention: str = ""  # the intervention or exposure (the finding's subject)
-    outcome: str = ""
-    direction: str = ""  # increases, decreases, no effect, associated, not associated
-    effect: str = ""  # the effect size as stated ("41% (95% CI, 18%-58%)")
-    year: int | None = None
 
 
 @dataclass(frozen=True)
