@@ -5,28 +5,33 @@ D … lower incidence of colorectal cancer" says nothing about fractures or fall
 module reads the question (and each subquestion) into its exposure and its **outcomes**,
 and tells whether a sentence names one of them.
 
-:func:`parse_aim` reads effect-shaped text in any domain:
+:func:`parse_aim` reads effect-shaped *questions* in any domain:
 
-* "Does X reduce / increase / affect / improve / prevent Y [in Z]?" — also inside a
-  sentence: "…about whether X reduces Y", "Through what mechanism could X affect Y?";
+* "Does X reduce / increase / affect / improve / prevent Y [in Z]?", "How does X affect Y?",
+  "Through what mechanism could X affect Y?" (an auxiliary that opens the question or
+  follows its wh-word), "…about whether X reduces Y", "…the claim that X reduces Y";
 * "Is X associated with / linked to / related to Y?";
 * "the effect (impact, influence, benefit, harm, role) of X on Y".
 
+A statement ("X is associated with Y") is not read: the planner reads it as a topic too.
 Y is cut at its population ("in older adults", "among teenagers"), split into alternatives
 ("fractures or falls" → fractures, falls; "cognitive decline and dementia"), and stripped of
 measure words ("the risk of", "incidence", "rates": :data:`text.MEASURE_WORDS`).
 
-:func:`outcome_focus` decides what a subquestion's candidates must name: the subquestion's
-own outcome when it has one ("Does X reduce mortality?" keeps mortality); else the
-question's, *required* when the subquestion names it (an evidence, mechanism or comparison
-subquestion), *not required* when the subquestion asks about the exposure itself ("Which
-doses of X were studied?") — there only a finding that reports another outcome's measure
-("the incidence of colorectal cancer") is off-outcome.
+:func:`outcome_focus` decides what a subquestion's candidates must name: the question's
+outcomes when the subquestion names one of them or wraps the question's words, *required*;
+the subquestion's own outcome when it asks about another one ("Does X reduce mortality?"
+keeps mortality); the question's, *not required*, when the subquestion asks about the
+exposure itself ("Which doses of X were studied?") — there only a finding that reports
+another outcome (:func:`other_outcome`: "the incidence of colorectal cancer", "… associated
+with reduced mortality") is off-outcome.
 
-:func:`match_outcome` says whether (and how) a sentence or its source's title names an
-outcome: a word with the outcome's stem ("fractured", "falling"), the whole alternative by
-idf-weighted share, or a word whose embedding is within :data:`OUTCOME_COSINE` of the
-alternative or its head noun ("jobs" for "employment"). Pure: the caller passes the encoder.
+:func:`match_outcomes` says whether (and how) a sentence or its source's title names an
+outcome: a word with the outcome's stem ("fractured", "falling"), at least half the
+alternative's terms by idf weight, the title when the sentence reports no other outcome, or
+a word whose embedding is within :data:`OUTCOME_COSINE` of the alternative or its head noun
+("jobs" for "employment"; words of the exposure and direction verbs such as "fell" never
+count). Pure: the caller passes the encoder.
 """
 
 from __future__ import annotations
