@@ -11,8 +11,8 @@ server's memory settings are written to ``evidence_bureau.conf`` in the data fol
 (``postgresql.conf`` includes it; a cluster made before this gets the include line at its
 next start): ``shared_buffers`` a quarter of the machine's memory (or of the container's
 limit) between 128 MB and 4 GB, or ``EMBEDDED_PG_SHARED_BUFFERS``; ``effective_cache_size``
-half of it; ``maintenance_work_mem`` a sixteenth between 64 MB and 1 GB (an HNSW build
-that fits in it is much faster). ``pg_prewarm`` is preloaded, so the server saves the list
+half of the memory; ``maintenance_work_mem`` a sixteenth of it between 64 MB and 1 GB (an
+HNSW build that fits in it is much faster). ``pg_prewarm`` is preloaded, so the server saves the list
 of its cached pages every 5 minutes and at shutdown and reads them back after a restart.
 A server that is already running keeps its settings until it is restarted;
 ``manage.py pgembedded status`` says which values it runs with.
@@ -142,7 +142,7 @@ def server_settings(
     maintenance = min(MAINTENANCE_CAP_MB, max(MAINTENANCE_FLOOR_MB, total_mb // 16))
     return ServerSettings(
         shared_buffers_mb=shared,
-        effective_cache_size_mb=max(shared, total_mb // 2),
+        effective_cache_size_mb=max(shared, total_mb // 2) if total_mb else 4096,
         maintenance_work_mem_mb=maintenance,
         source=source,
     )
@@ -160,7 +160,8 @@ def write_server_settings(pgdata: Path, settings: ServerSettings | None = None) 
     text = main_conf.read_text()
     if INCLUDE_LINE not in text.splitlines():
         with main_conf.open("a") as conf:
-            conf.write(f"\n# Evidence Bureau: memory settings (config/embedded.py)\n{INCLUDE_LINE}\n")
+            conf.write("\n# Evidence Bureau: memory settings (config/embedded.py)\n")
+            conf.write(f"{INCLUDE_LINE}\n")
 
 
 def _runtime_dir() -> None:

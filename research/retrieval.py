@@ -4,9 +4,9 @@ diversity and reranking (pure stages in ``research.pipeline.retrieve``).
 Callable from workers and web views alike; all state is in Postgres, so any process on
 any machine sees the same index. One query costs: the query encoded once (all its
 variants in one batch, in a helper thread), meanwhile one SQL statement for the BM25 lists
-of every variant, then one for the dense lists (each after ``SET LOCAL`` of the HNSW and
-JIT settings), and one statement to load the head of the fused list. Hits are typed
-``Hit`` records that keep every retriever's rank and score.
+of every variant, then one for the dense lists (sent with the ``SET LOCAL`` of the HNSW
+and JIT settings in one round trip), and one statement to load the head of the fused
+list. Hits are typed ``Hit`` records that keep every retriever's rank and score.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import psycopg
 from django.conf import settings
 from django.db import connection, transaction
 
@@ -218,12 +219,28 @@ class Retriever:
         return _rank(rows, specs, lists)
 
     def _execute(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        """The dense statement after its ``SET LOCAL``s, in one round trip.
+
+        Django's psycopg cursor binds parameters on the client, so the settings and the
+        statement go as one simple-protocol message, which Postgres runs as one implicit
+        transaction: the settings hold for this statement only (inside a caller's
+        transaction, until that ends, as ``SET LOCAL`` always did). Four round trips before
+        (BEGIN, SET, SELECT, COMMIT). A cursor that binds on the server cannot send two
+        statements at once and takes the old way.
+        """
         ef = int(self.config.ef_search)
+        settings_sql = (
+            f"SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = relaxed_order;"
+            " SET LOCAL jit = off"
+        )
+        with connection.cursor() as cursor:
+            if isinstance(cursor.cursor, psycopg.ClientCursor):
+                cursor.execute(f"{settings_sql}; {sql}", params)
+                while cursor.description is None and cursor.nextset():
+                    pass  # past the SETs' results to the statement's rows
+                return list(cursor.fetchall())
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(
-                f"SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = relaxed_order;"
-                " SET LOCAL jit = off"
-            )
+            cursor.execute(settings_sql)
             cursor.execute(sql, params)
             return list(cursor.fetchall())
 
