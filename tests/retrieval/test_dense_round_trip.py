@@ -64,7 +64,8 @@ def test_it_searches_in_one_round_trip_with_the_same_hits(corpus):
     # The same lists as the statement run the old way, in a transaction after its SETs.
     with connection.cursor() as cursor:
         cursor.execute("BEGIN")
-        cursor.execute("SET LOCAL hnsw.ef_search = 100; SET LOCAL hnsw.iterative_scan = relaxed_order")
+        cursor.execute("SET LOCAL hnsw.ef_search = 100")
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         cursor.execute(
             "SELECT id FROM ledger_passage WHERE embedding IS NOT NULL AND kind = 'chunk'"
             " ORDER BY embedding <=> %s::vector LIMIT %s",
