@@ -104,7 +104,9 @@ def test_it_shows_relevance_design_contested_pairs_and_gaps_in_the_ledger(
         badge.click()
     contested = page.locator("#contested")
     assert reduces.text in contested.inner_text() and null.text in contested.inner_text()
-    assert page.locator("#finding").inner_text().count("randomized controlled trial") == 1
+    finding = page.locator("#finding").inner_text()
+    assert finding.count("randomized controlled trial") == 1
+    assert "outcome named: fractures" in finding  # how the claim names the outcome asked
 
 
 def test_it_lists_an_off_topic_candidate_with_its_score(live_server, browser_page, mined_run):
