@@ -457,31 +457,22 @@ class AlignVerifier:
         p: NDArray[np.float64],
         feats: AlignFeatures,
     ) -> Vote:
-        p_s, p_c, p_n = (float(x) for x in p)
-        c_s, c_c = model.calibrated("support", p_s), model.calibrated("contradict", p_c)
+        decision = model.decide(p, may_support=not support_vetoed(feats.values))
         window = feats.support_window
-        if p_c >= model.contradict_threshold:
-            verdict, score = VoteVerdict.CONTRADICTS, c_c
+        if decision.verdict == VoteVerdict.CONTRADICTS:
             window = feats.conflict_window or window
-        elif p_s >= model.support_threshold and not support_vetoed(feats.values):
-            verdict, score = VoteVerdict.SUPPORTS, c_s
-        else:
-            verdict, score = VoteVerdict.INSUFFICIENT, p_n
         quote = item.text[window[0] : window[1]]
         rationale = (
             f"word alignment: every claim word's best partner in the window, mean "
-            f"{feats.values[0]:.2f}, weakest {feats.values[1]:.2f}; P(support)={p_s:.2f}, "
-            f"P(contradict)={p_c:.2f}, P(not enough info)={p_n:.2f}; thresholds "
-            f"support≥{model.support_threshold:.2f}, contradict≥{model.contradict_threshold:.2f}; "
-            f"calibrated P(support)={c_s:.2f}, P(contradict)={c_c:.2f}"
+            f"{feats.values[0]:.2f}, weakest {feats.values[1]:.2f}; {decision.summary}"
         )
         return Vote.bind(
             self.name,
             self.family,
             claim,
             item,
-            verdict=verdict,
-            score=score,
+            verdict=decision.verdict,
+            score=decision.score,
             quote=quote if is_meaningful_quote(quote) else "",
             rationale=rationale,
         )

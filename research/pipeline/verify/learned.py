@@ -33,6 +33,15 @@ class LearnedUnavailable(RuntimeError):
 
 
 @dataclass(frozen=True)
+class Decision:
+    """A linear model's vote on one pair: verdict, score and the probabilities in words."""
+
+    verdict: VoteVerdict
+    score: float
+    summary: str
+
+
+@dataclass(frozen=True)
 class LinearModel:
     """Multinomial logistic regression on standardized features, with decision thresholds."""
 
@@ -54,6 +63,29 @@ class LinearModel:
             return p
         a, b = self.calibration[label]
         return float(1.0 / (1.0 + np.exp(-(a * np.log(max(p, 1e-6)) + b))))
+
+    def decide(self, p: NDArray[np.float64], *, may_support: bool = True) -> Decision:
+        """The vote these class probabilities make under the model's thresholds.
+
+        A contradiction above its threshold wins; support needs its threshold and
+        ``may_support`` (a family's own veto); anything else is insufficient. The score is
+        the calibrated probability of the verdict's class (the raw one for insufficient).
+        """
+        p_s, p_c, p_n = (float(x) for x in p)
+        c_s, c_c = self.calibrated("support", p_s), self.calibrated("contradict", p_c)
+        if p_c >= self.contradict_threshold:
+            verdict, score = VoteVerdict.CONTRADICTS, c_c
+        elif p_s >= self.support_threshold and may_support:
+            verdict, score = VoteVerdict.SUPPORTS, c_s
+        else:
+            verdict, score = VoteVerdict.INSUFFICIENT, p_n
+        summary = (
+            f"P(support)={p_s:.2f}, P(contradict)={p_c:.2f}, P(not enough info)={p_n:.2f}; "
+            f"thresholds support≥{self.support_threshold:.2f}, "
+            f"contradict≥{self.contradict_threshold:.2f}; calibrated "
+            f"P(support)={c_s:.2f}, P(contradict)={c_c:.2f}"
+        )
+        return Decision(verdict, score, summary)
 
     def proba(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         z = ((np.atleast_2d(x) - self.mean) / self.scale) @ self.coef.T + self.intercept
@@ -178,27 +210,14 @@ class LearnedVerifier:
         p: NDArray[np.float64],
         quote: str,
     ) -> Vote:
-        p_s, p_c, p_n = (float(x) for x in p)
-        c_s, c_c = model.calibrated("support", p_s), model.calibrated("contradict", p_c)
-        if p_c >= model.contradict_threshold:
-            verdict, score = VoteVerdict.CONTRADICTS, c_c
-        elif p_s >= model.support_threshold:
-            verdict, score = VoteVerdict.SUPPORTS, c_s
-        else:
-            verdict, score = VoteVerdict.INSUFFICIENT, p_n
-        rationale = (
-            f"P(support)={p_s:.2f}, P(contradict)={p_c:.2f}, P(not enough info)={p_n:.2f}; "
-            f"thresholds support≥{model.support_threshold:.2f}, "
-            f"contradict≥{model.contradict_threshold:.2f}; calibrated "
-            f"P(support)={c_s:.2f}, P(contradict)={c_c:.2f}"
-        )
+        decision = model.decide(p)
         return Vote.bind(
             self.name,
             self.family,
             claim,
             item,
-            verdict=verdict,
-            score=score,
+            verdict=decision.verdict,
+            score=decision.score,
             quote=quote,
-            rationale=rationale,
+            rationale=decision.summary,
         )
