@@ -384,7 +384,13 @@ def _uncounted(findings: Sequence[Finding], question: Question) -> AnswerSentenc
 
 def _top_finding(findings: Sequence[Finding]) -> AnswerSentence:
     top = max(findings, key=lambda f: (not f.marked, f.confidence or 0.0, -len(f.text)))
-    said = "The approved finding the verifiers were most confident in"
+    if top.marked:  # nothing approved here was verified: no "most confident" to speak of
+        said = (
+            "No approved finding here was verified; "
+            "one a reviewer approved without verified support"
+        )
+    else:
+        said = "The approved finding the verifiers were most confident in"
     return AnswerSentence(f"{said}: “{top.text.strip()}”", [top.code])
 
 

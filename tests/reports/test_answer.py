@@ -118,6 +118,11 @@ def test_it_does_not_count_a_finding_approved_without_verified_support():
         "supplementation on the risk of fractures or falls."
     )
     assert "1 further approved finding on the question is not counted" in q.sentences[1].text
+    # Nothing verified: the closing quote does not call it what the verifiers trusted most.
+    assert q.sentences[-1].text == (
+        "No approved finding here was verified; one a reviewer approved without verified "
+        f"support: “{TRIAL}”"
+    )
 
 
 def test_it_says_what_a_subquestion_without_direct_findings_holds():
