@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ledger.models import SentenceRole
 from research.pipeline.claims.design import profile_source
-from research.pipeline.claims.facets import facets
+from research.pipeline.claims.facets import direction_of, facets
 from research.pipeline.claims.roles import (
     DROP_REASONS,
     FINDING_ROLES,
@@ -206,3 +206,17 @@ def test_it_reads_population_intervention_outcome_direction_and_effect():
         "no effect",
     )
     assert null.population == "US states"
+
+
+def test_a_shortfall_is_not_a_null_effect():
+    # From the vitamin D report: the evidence table gave this sentence "no effect".
+    shortfall = (
+        "In most persons, these concentrations could not be reached with the currently "
+        "recommended intakes of 200 and 600 IU vitamin D/d for younger and older adults."
+    )
+    assert direction_of(shortfall) != "no effect"
+    assert direction_of("The benefit could not be explained by adherence.") == "no effect"
+    assert direction_of("Tariffs did not reduce imports from the region.") == "no effect"
+    assert direction_of("Static typing was not associated with fewer defects.") == (
+        "not associated"
+    )

@@ -56,9 +56,16 @@ _ASSOCIATION = re.compile(
 _NOT_ASSOCIATED = re.compile(
     r"\b(?:not|no|nor|neither)\s+(?:\w+\s+)?(?:associat|correlat|linked|related|predict)", re.I
 )
+# "could not be reached" reports a shortfall, not a null effect: after "not be" only a
+# participle of effect or evidence ("not be explained by", "not be shown to") counts.
+_NOT_BE_EFFECT = (
+    r"(?!be\s+(?!(?:affected|altered|changed|reduced|increased|decreased|improved|"
+    r"influenced|modified|associated|linked|related|detected|observed|shown|demonstrated|"
+    r"found|confirmed|explained|attributed|replicated|distinguished)\b)\w+)"
+)
 _NEGATED_VERB = re.compile(
     r"\b(?:did|does|do|could|can|may|might|would|will|was|were|is|are)\s+not\s+"
-    r"(?:significantly\s+|substantially\s+|materially\s+)?(?P<verb>\w+)|"
+    r"(?:significantly\s+|substantially\s+|materially\s+)?" + _NOT_BE_EFFECT + r"(?P<verb>\w+)|"
     r"\b(?:had|has|have|showed|shows|there (?:was|were|is|are))\s+no\s+(?:significant\s+|"
     r"statistically significant\s+|clear\s+|measurable\s+)?(?:effect|influence|impact|"
     r"difference|change|association|benefit)\s+(?:on|in|of|with|between)?",
