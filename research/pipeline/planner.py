@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from research.pipeline.effect import ASSOCIATIONS, NOMINAL_VERBS, base_verb, parse_effect
 from research.pipeline.records import (
     DEFAULT_SOURCE_CLASSES,
     QUERY_CLASSES,
@@ -40,8 +41,6 @@ if TYPE_CHECKING:
 
 OFFLINE_PLANNER = "offline-rules-v1"
 
-AUXILIARIES = r"(?:does|do|did|is|are|was|were|can|could|will|would|should|has|have|may|might)"
-POPULATION_MARKERS = (" in ", " among ", " for ", " of patients with ")
 
 # Which source classes suit each query class (a query may narrow the plan's classes).
 CLASS_SOURCES: dict[str, list[str]] = {
@@ -66,10 +65,11 @@ class QuestionShape:
     question: str
     topic: str  # content words of the whole question
     subject: str = ""  # X (intervention, method, thing)
-    verb: str = ""  # reduce / improve / …
+    verb: str = ""  # reduce / improve / … as written, lower case ("on" for "effect of X on Y")
     outcome: str = ""  # Y
     population: str = ""  # Z
     other: str = ""  # the second side of a comparison
+    plural: bool = False  # X takes a plural verb ("Do carbon taxes reduce …")
 
 
 def keywords(text: str) -> str:
@@ -83,28 +83,39 @@ def _strip_question(question: str) -> str:
     return " ".join(question.split()).rstrip(" ?.!")
 
 
-def _split_population(outcome: str) -> tuple[str, str]:
-    for marker in POPULATION_MARKERS:
-        head, sep, tail = outcome.rpartition(marker)
-        if sep and head.strip() and tail.strip():
-            return head.strip(), tail.strip()
-    return outcome, ""
+_PLURAL_AUX = frozenset(["do", "are", "were", "have"])
+_SINGULAR_AUX = frozenset(["does", "is", "was", "has"])
+
+
+def _is_plural(exposure: str, verb: str, aux: str) -> bool:
+    """Whether X takes a plural verb: from the auxiliary ("Do X …", "Does X …"), a clause's
+    own verb ("whether statins reduce"), else X's last word ("carbon taxes")."""
+    if aux in _PLURAL_AUX or aux in _SINGULAR_AUX:
+        return aux in _PLURAL_AUX
+    if not aux and verb not in NOMINAL_VERBS and verb not in ASSOCIATIONS:
+        return base_verb(verb) == verb
+    last = exposure.split()[-1].lower() if exposure.split() else ""
+    return last.endswith("s") and not last.endswith(("ss", "is", "us"))
 
 
 def analyze_question(question: str) -> QuestionShape:
-    """Recognize the question's shape with a few patterns; anything else is a topic."""
+    """Recognize the question's shape; anything else is a topic. An effect question is read
+    by :func:`research.pipeline.effect.parse_effect`, the grammar outcome-aware relevance
+    reads it with ("Do minimum wage increases reduce teen employment?": X "minimum wage
+    increases")."""
     q = _strip_question(question)
     topic = keywords(q) or q
-    effect = re.match(
-        rf"^{AUXILIARIES}\s+(?P<x>.+?)\s+(?:really\s+|actually\s+)?(?P<verb>{'|'.join(EFFECT_VERB_OPPOSITES)})"
-        r"\s+(?P<y>.+)$",
-        q,
-        re.IGNORECASE,
-    )
-    if effect:
-        outcome, population = _split_population(effect["y"])
+    effect = parse_effect(q)
+    if effect is not None:
         return QuestionShape(
-            "effect", q, topic, effect["x"], effect["verb"].lower(), outcome, population
+            "effect",
+            q,
+            topic,
+            effect.exposure,
+            effect.verb,
+            effect.outcome,
+            effect.population,
+            plural=_is_plural(effect.exposure, effect.verb, effect.aux),
         )
     comparison = re.match(
         r"^(?:(?:what is|what's) the difference between|compare|how does)\s+(?P<a>.+?)\s+"
@@ -130,8 +141,14 @@ def _q(text: str, query_class: str) -> tuple[str, str]:
 def _effect_nodes(s: QuestionShape) -> list[tuple[str, str, int, list[tuple[str, str]]]]:
     x, y, z = keywords(s.subject) or s.subject, keywords(s.outcome) or s.outcome, s.population
     zk = keywords(z)
-    opposite = EFFECT_VERB_OPPOSITES.get(s.verb, "not affect")
-    verbs = s.verb if s.verb.endswith("s") else s.verb + "s"
+    verb = base_verb(s.verb)
+    opposite = EFFECT_VERB_OPPOSITES.get(verb, "not affect")
+    if verb in ASSOCIATIONS:
+        verbs, negated = ("are " if s.plural else "is ") + verb, f"not {verb}"
+    else:
+        head, _, tail = verb.partition(" ")
+        verbs = verb if s.plural else " ".join([head + "s", tail]).strip()
+        negated = f"{'do' if s.plural else 'does'} not {verb}"
     base = f"{x} {y} {zk}".strip()
     return [
         (
@@ -141,7 +158,7 @@ def _effect_nodes(s: QuestionShape) -> list[tuple[str, str, int, list[tuple[str,
             "evidence",
             3,
             [
-                _q(f"{x} {s.verb} {y} {zk}", "benchmark"),
+                _q(f"{x} {verb} {y} {zk}", "benchmark"),
                 _q(f"{base} randomized controlled trial", "benchmark"),
                 _q(f"{base} meta-analysis systematic review", "source-specific"),
             ],
@@ -152,7 +169,7 @@ def _effect_nodes(s: QuestionShape) -> list[tuple[str, str, int, list[tuple[str,
             "counter-evidence",
             3,
             [
-                _q(f"{x} does not {s.verb} {y}", "counter-evidence"),
+                _q(f"{x} {negated} {y}", "counter-evidence"),
                 _q(f"{x} no effect on {y} {zk}", "counter-evidence"),
                 _q(f"{x} {opposite} {y}", "counter-evidence"),
                 _q(f"{x} {y} limitations adverse effects", "limitation"),

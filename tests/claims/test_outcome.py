@@ -119,10 +119,18 @@ def mine(question: str, subquestion: str, docs: list[tuple[str, str]], encode):
     return mine_run(RunInput(question, (sq,)), encode=encode)
 
 
-def test_it_drops_findings_on_another_outcome_with_the_reason_and_score(encode):
+@pytest.mark.parametrize(
+    "question",
+    [
+        GC,
+        "Does the new garbage collector reduce request latency?",
+        "How does the new garbage collector affect request latency?",
+    ],
+)
+def test_it_drops_findings_on_another_outcome_with_the_reason_and_score(question, encode):
     mined = mine(
-        GC,
-        GC,
+        question,
+        question,
         [
             (
                 "Release 2.0 performance report",
@@ -138,8 +146,11 @@ def test_it_drops_findings_on_another_outcome_with_the_reason_and_score(encode):
     assert any("latency" in text for text in kept), kept
     dropped = {d.text: d for d in result.dropped}
     memory = next(d for text, d in dropped.items() if "memory use" in text)
-    assert memory.reason.startswith("off-outcome (relevance 0.")
-    assert "request latency" in memory.reason and memory.relevance is not None
+    # Every phrasing is read as X = the collector, Y = request latency (the planner's reading
+    # too), so the memory finding names X but not Y: its subject-and-outcome share is 0 and
+    # it falls under the off-topic threshold before the outcome check would name it.
+    assert memory.reason.startswith("off-topic (relevance 0.2"), memory.reason
+    assert memory.relevance is not None and memory.relevance < 0.30
     kept_claim = next(c for c in result.claims if "latency" in c.text)
     assert kept_claim.relevance is not None
     assert kept_claim.relevance.outcome_match == "request latency"

@@ -3,6 +3,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from research.pipeline.claims.outcome import parse_aim
 from research.pipeline.planner import (
     OFFLINE_PLANNER,
     analyze_question,
@@ -72,6 +73,102 @@ def test_it_reads_an_effect_question():
     assert shape.verb == "reduce"
     assert shape.outcome == "the risk of fractures"
     assert shape.population == "older adults"
+
+
+@pytest.mark.parametrize(
+    ("question", "subject", "verb", "outcome", "population"),
+    [
+        # a last word of X that looks like a verb stays in X
+        ("Do minimum wage increases reduce teen employment?", "minimum wage increases",
+         "reduce", "teen employment", ""),
+        ("Do price increases lower demand among smokers?", "price increases", "lower",
+         "demand", "smokers"),
+        ("Does static typing reduce the number of bugs in large codebases?", "static typing",
+         "reduce", "the number of bugs", "large codebases"),
+        ("Do carbon taxes reduce emissions?", "carbon taxes", "reduce", "emissions", ""),
+        ("How does exercise affect depression symptoms among teenagers?", "exercise", "affect",
+         "depression symptoms", "teenagers"),
+        ("Is remote work associated with developer productivity?", "remote work",
+         "associated with", "developer productivity", ""),
+        ("What is the effect of the new garbage collector on request latency?",
+         "the new garbage collector", "on", "request latency", ""),
+    ],
+)  # fmt: skip
+def test_it_reads_effect_questions_of_any_domain_as_outcome_relevance_does(
+    question, subject, verb, outcome, population
+):
+    shape = analyze_question(question)
+    aim = parse_aim(question)
+
+    assert shape.kind == "effect"
+    assert (shape.subject, shape.verb, shape.outcome, shape.population) == (
+        subject,
+        verb,
+        outcome,
+        population,
+    )
+    # one grammar: the planner's X and Y are the ones candidates are checked against
+    assert aim is not None and (aim.exposure, aim.outcome) == (shape.subject, shape.outcome)
+
+
+def test_it_plans_a_wage_question_about_wage_increases_and_employment():
+    plan = offline_plan("Do minimum wage increases reduce teen employment?")
+    texts = [sq.text for sq in plan.subquestions]
+    queries = [q.text for _, q in plan.enabled_queries()]
+
+    assert "What exactly are minimum wage increases and teen employment?" in texts
+    assert "Through what mechanism could minimum wage increases affect teen employment?" in texts
+    assert not any("reduce teen employment" in t for t in texts[2:])  # Y is not "reduce …"
+    assert "minimum wage increases do not reduce teen employment" in queries
+    assert "minimum wage increases increase teen employment" in queries  # the opposite
+    assert all("does not increases" not in q for q in queries)
+
+
+def test_it_agrees_the_verb_with_the_subject():
+    plural = offline_plan("Do carbon taxes reduce emissions?").subquestions[0].text
+    singular = offline_plan("Does a carbon tax reduce emissions?").subquestions[0].text
+    tied = offline_plan("Is remote work associated with developer productivity?")
+
+    assert plural == "What do studies report about whether carbon taxes reduce emissions?"
+    assert singular == "What do studies report about whether a carbon tax reduces emissions?"
+    assert "whether remote work is associated with developer productivity" in (
+        tied.subquestions[0].text
+    )
+    assert "remote work not associated with developer productivity" in [
+        q.text for _, q in tied.enabled_queries()
+    ]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What is known about the safety of mRNA vaccines?",
+        "How does CRISPR gene editing work?",
+        "BM25 vs dense retrieval",
+        "Which doses, forms or regimens of vitamin D were studied?",
+    ],
+)
+def test_it_keeps_other_shapes_out_of_the_effect_plan(question):
+    assert analyze_question(question).kind != "effect"
+    assert parse_aim(question) is None
+
+
+def test_it_keeps_the_vitamin_d_plan_as_it_was():
+    plan = offline_plan(
+        "Does vitamin D supplementation reduce the risk of fractures or falls in older adults?"
+    )
+
+    assert [sq.text for sq in plan.subquestions][:2] == [
+        "What do studies report about whether vitamin D supplementation reduces the risk of "
+        "fractures or falls in older adults?",
+        "What evidence contradicts or qualifies the claim that vitamin D supplementation "
+        "reduces the risk of fractures or falls?",
+    ]
+    assert [q.text for q in plan.subquestions[1].queries][:3] == [
+        "vitamin D supplementation does not reduce risk fractures falls",
+        "vitamin D supplementation no effect on risk fractures falls older adults",
+        "vitamin D supplementation increase risk fractures falls",
+    ]
 
 
 def test_it_builds_effect_queries_from_the_question_terms():

@@ -5,16 +5,11 @@ D … lower incidence of colorectal cancer" says nothing about fractures or fall
 module reads the question (and each subquestion) into its exposure and its **outcomes**,
 and tells whether a sentence names one of them.
 
-:func:`parse_aim` reads effect-shaped *questions* in any domain:
-
-* "Does X reduce / increase / affect / improve / prevent Y [in Z]?", "How does X affect Y?",
-  "Through what mechanism could X affect Y?" (an auxiliary that opens the question or
-  follows its wh-word), "…about whether X reduces Y", "…the claim that X reduces Y";
-* "Is X associated with / linked to / related to Y?";
-* "the effect (impact, influence, benefit, harm, role) of X on Y".
-
-A statement ("X is associated with Y") is not read: the planner reads it as a topic too.
-Y is cut at its population ("in older adults", "among teenagers"), split into alternatives
+:func:`parse_aim` reads effect-shaped *questions* in any domain with the grammar the
+offline planner reads them with (:func:`research.pipeline.effect.parse_effect`: "Does X
+reduce Y [in Z]?", "How does X affect Y?", "…whether X reduces Y", "Is X associated with
+Y?", "the effect of X on Y"; a statement is not read). Y is cut at its population ("in
+older adults", "among teenagers"), split into alternatives
 ("fractures or falls" → fractures, falls; "cognitive decline and dementia"), and stripped of
 measure words ("the risk of", "incidence", "rates": :data:`text.MEASURE_WORDS`).
 
@@ -44,10 +39,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from research.pipeline.claims.facets import facets
-from research.pipeline.planner import POPULATION_MARKERS
+from research.pipeline.effect import parse_effect
 from research.pipeline.text import (
     DOWN_WORDS,
-    EFFECT_VERB_OPPOSITES,
     MEASURE_WORDS,
     STOPWORDS,
     UP_WORDS,
@@ -62,72 +56,6 @@ Encode = Callable[[list[str]], NDArray[np.float32]]
 # bone ≈ fractures 0.60, survival ≈ mortality 0.60, cancer ≈ fractures 0.27 are out; workers
 # ≈ employment 0.64 is a known lenient match (docs/bench/vitamin-d-claims.md).
 OUTCOME_COSINE = 0.62
-# What a question's effect verb can be, besides text.EFFECT_VERB_OPPOSITES.
-_MORE_VERBS = (
-    "worsen",
-    "worsens",
-    "influence",
-    "influences",
-    "impact",
-    "impacts",
-    "change",
-    "changes",
-    "alter",
-    "alters",
-    "slow",
-    "slows",
-    "delay",
-    "delays",
-    "shorten",
-    "shortens",
-    "extend",
-    "extends",
-    "boost",
-    "boosts",
-    "harm",
-    "harms",
-    "benefit",
-    "benefits",
-    "predict",
-    "predicts",
-    "lead to",
-    "leads to",
-    "contribute to",
-    "contributes to",
-    "protect against",
-    "protects against",
-    "be associated with",
-    "associated with",
-    "linked to",
-    "related to",
-)
-_VERBS = "|".join(
-    re.escape(v)
-    for v in sorted({*EFFECT_VERB_OPPOSITES, *_MORE_VERBS}, key=lambda v: (-len(v), v))
-    if " not " not in f" {v} "
-)
-_AUX = r"(?:does|do|did|is|are|was|were|can|could|will|would|should|has|have|may|might|must)"
-_REST = rf"(?P<x>[^,;?]+?)\s+(?:really\s+|actually\s+|also\s+)?(?P<verb>{_VERBS})\s+(?P<y>[^;?]+)"
-# "… whether X reduces Y", "… the claim that X reduces Y" first; then a question's own
-# auxiliary: "Does X reduce Y", "How does X affect Y", "Through what mechanism could X affect
-# Y". A statement ("X is associated with Y") is not read: the planner reads it as a topic.
-_CLAUSES = (
-    re.compile(
-        rf"\b(?:whether|if|(?:claim|hypothesis|idea|notion|view|evidence) that)\s+{_REST}",
-        re.IGNORECASE,
-    ),
-    re.compile(
-        rf"(?:^|\b(?:what|how|why|which|when|where|who|whom)\b(?:\s+\w+){{0,3}}?\s+){_AUX}\s+"
-        rf"{_REST}",
-        re.IGNORECASE,
-    ),
-)
-_LEADING_VERB = re.compile(rf"^(?P<verb>{_VERBS})\s+(?P<y>.+)$", re.IGNORECASE)
-_NOMINAL = re.compile(
-    r"\b(?:effects?|impacts?|influences?|benefits?|harms?|roles?|consequences?)\s+of\s+"
-    r"(?P<x>[^,;?]+?)\s+(?P<verb>on|in preventing|in reducing|for)\s+(?P<y>[^;?]+)",
-    re.IGNORECASE,
-)
 _SPLIT = re.compile(r",\s*(?:and\s+|or\s+)?|\s+(?:and/or|or|and|nor)\s+|\s*/\s*")
 _THE = re.compile(r"^(?:the|a|an|any|their|its|his|her|our)\s+", re.IGNORECASE)
 _MEASURE_OF = re.compile(
@@ -162,10 +90,6 @@ _RELATION = frozenset(
         "benefits",
         "role",
     ]
-)
-# An exposure is a noun phrase: one holding a finite verb is a statement, not "Does X …".
-_FINITE = frozenset(
-    ["is", "are", "was", "were", "be", "been", "has", "have", "had", "does", "do", "did"]
 )
 
 
@@ -202,36 +126,13 @@ class OutcomeMatch:
 
 
 def parse_aim(text: str) -> Aim | None:
-    """X and the outcomes Y of an effect-shaped question or sentence; None for other shapes."""
-    stripped = " ".join(text.split()).rstrip(" ?.!")
-    found: tuple[str, str] | None = None
-    for pattern in (_NOMINAL, *_CLAUSES):
-        match = pattern.search(stripped)
-        if match and not _FINITE & set(match["x"].lower().split()):
-            found = _shift(match["x"].strip(), match["verb"], match["y"])
-            break
-    if found is None:
+    """X and the outcomes Y of an effect-shaped question or sentence; None for other shapes
+    (:func:`research.pipeline.effect.parse_effect` reads it, as the planner does)."""
+    effect = parse_effect(text)
+    if effect is None:
         return None
-    exposure, outcome = found
-    outcomes = alternatives(outcome)
-    return Aim(exposure, outcome.strip(), outcomes) if outcomes and exposure else None
-
-
-def _shift(x: str, verb: str, y: str) -> tuple[str, str]:
-    """X and Y, where a first "verb" followed by another was a noun of X: "Do minimum wage
-    increases reduce teen employment" is X "minimum wage increases", Y "teen employment"."""
-    while (more := _LEADING_VERB.match(y.strip())) is not None:
-        x, verb, y = f"{x} {verb}", more["verb"], more["y"]
-    return x, _cut_population(y)
-
-
-def _cut_population(phrase: str) -> str:
-    cut = len(phrase)
-    for marker in POPULATION_MARKERS:
-        at = phrase.find(marker)
-        if 0 < at < cut:
-            cut = at
-    return phrase[:cut].strip(" ,.")
+    outcomes = alternatives(effect.outcome)
+    return Aim(effect.exposure, effect.outcome, outcomes) if outcomes else None
 
 
 def alternatives(outcome: str) -> tuple[str, ...]:

@@ -1,0 +1,170 @@
+"""The grammar of effect questions: what X is asked to do to what Y, in whom.
+
+One reader for both consumers: the offline planner (:mod:`research.pipeline.planner`)
+builds its subquestions and queries from it, and outcome-aware relevance
+(:mod:`research.pipeline.claims.outcome`) checks candidates against the same outcome.
+
+:func:`parse_effect` reads, in any domain:
+
+* "Does X reduce / increase / affect / improve / prevent Y [in Z]?", "How does X affect Y?",
+  "Through what mechanism could X affect Y?" (an auxiliary that opens the question or
+  follows its wh-word), "…about whether X reduces Y", "…the claim that X reduces Y";
+* "Is X associated with / linked to / related to Y?";
+* "the effect (impact, influence, benefit, harm, role) of X on Y".
+
+A word of X that looks like a verb stays in X when another effect verb follows it: "Do
+minimum wage increases reduce teen employment?" is X "minimum wage increases", Y "teen
+employment". A statement ("X is associated with Y") is not read, nor a phrase whose X holds
+a finite verb. Y is cut at its population ("in older adults", "among teenagers").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from research.pipeline.text import EFFECT_VERB_OPPOSITES
+
+# Where an outcome ends and its population begins: "fractures in older adults".
+POPULATION_MARKERS = (" in ", " among ", " for ", " of patients with ")
+# What a question's effect verb can be, besides text.EFFECT_VERB_OPPOSITES.
+MORE_VERBS = (
+    "worsen",
+    "worsens",
+    "influence",
+    "influences",
+    "impact",
+    "impacts",
+    "change",
+    "changes",
+    "alter",
+    "alters",
+    "slow",
+    "slows",
+    "delay",
+    "delays",
+    "shorten",
+    "shortens",
+    "extend",
+    "extends",
+    "boost",
+    "boosts",
+    "harm",
+    "harms",
+    "benefit",
+    "benefits",
+    "predict",
+    "predicts",
+    "lead to",
+    "leads to",
+    "contribute to",
+    "contributes to",
+    "protect against",
+    "protects against",
+    "be associated with",
+    "associated with",
+    "linked to",
+    "related to",
+)
+EFFECT_VERBS = frozenset(
+    v for v in {*EFFECT_VERB_OPPOSITES, *MORE_VERBS} if " not " not in f" {v} "
+)
+_VERBS = "|".join(re.escape(v) for v in sorted(EFFECT_VERBS, key=lambda v: (-len(v), v)))
+_AUX = r"(?:does|do|did|is|are|was|were|can|could|will|would|should|has|have|may|might|must)"
+_REST = rf"(?P<x>[^,;?]+?)\s+(?:really\s+|actually\s+|also\s+)?(?P<verb>{_VERBS})\s+(?P<y>[^;?]+)"
+# "… whether X reduces Y", "… the claim that X reduces Y" first; then a question's own
+# auxiliary: "Does X reduce Y", "How does X affect Y", "Through what mechanism could X affect
+# Y".
+_CLAUSES = (
+    re.compile(
+        rf"\b(?:whether|if|(?:claim|hypothesis|idea|notion|view|evidence) that)\s+{_REST}",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        rf"(?:^|\b(?:what|how|why|which|when|where|who|whom)\b(?:\s+\w+){{0,3}}?\s+)(?P<aux>{_AUX})\s+"
+        rf"{_REST}",
+        re.IGNORECASE,
+    ),
+)
+_LEADING_VERB = re.compile(rf"^(?P<verb>{_VERBS})\s+(?P<y>.+)$", re.IGNORECASE)
+# The nominal form's "verb" is its preposition: "the effect of X on Y".
+NOMINAL_VERBS = {
+    "on": "affect",
+    "for": "affect",
+    "in preventing": "prevent",
+    "in reducing": "reduce",
+}
+_NOMINAL = re.compile(
+    r"\b(?:effects?|impacts?|influences?|benefits?|harms?|roles?|consequences?)\s+of\s+"
+    r"(?P<x>[^,;?]+?)\s+(?P<verb>on|in preventing|in reducing|for)\s+(?P<y>[^;?]+)",
+    re.IGNORECASE,
+)
+# Verbs of association rather than of action: "X is associated with Y".
+ASSOCIATIONS = frozenset(["associated with", "linked to", "related to"])
+# An exposure is a noun phrase: one holding a finite verb is a statement, not "Does X …".
+_FINITE = frozenset(
+    ["is", "are", "was", "were", "be", "been", "has", "have", "had", "does", "do", "did"]
+)
+
+
+@dataclass(frozen=True)
+class Effect:
+    """X's asked effect on Y in Z, as written (the population cut off Y)."""
+
+    exposure: str  # X: "minimum wage increases"
+    verb: str  # lower case, as written: "reduce", "associated with"; "on" for "effect of X on Y"
+    outcome: str  # Y without its population: "the risk of fractures or falls"
+    population: str = ""  # Z: "older adults"
+    aux: str = ""  # the question's auxiliary, lower case ("do", "does", "can"); '' when none
+
+    @property
+    def base_verb(self) -> str:
+        """The verb's bare form (:func:`base_verb`)."""
+        return base_verb(self.verb)
+
+
+def base_verb(verb: str) -> str:
+    """An effect verb's bare form: "reduces" → "reduce", "leads to" → "lead to", "on" (of "the
+    effect of X on Y") → "affect", "be associated with" → "associated with"."""
+    verb = verb.lower()
+    if verb in NOMINAL_VERBS:
+        return NOMINAL_VERBS[verb]
+    if verb.startswith("be "):
+        return verb[3:]
+    head, _, tail = verb.partition(" ")
+    bare = " ".join([head[:-1], tail]).strip() if head.endswith("s") else verb
+    return bare if bare in EFFECT_VERBS else verb
+
+
+def parse_effect(text: str) -> Effect | None:
+    """X, the verb, Y and Z of an effect-shaped question or clause; None for other shapes."""
+    stripped = " ".join(text.split()).rstrip(" ?.!")
+    for pattern in (_NOMINAL, *_CLAUSES):
+        match = pattern.search(stripped)
+        if match and not _FINITE & set(match["x"].lower().split()):
+            exposure, verb, rest = _shift(match["x"].strip(), match["verb"], match["y"])
+            outcome, population = split_population(rest)
+            if exposure and outcome:
+                aux = (match.groupdict().get("aux") or "").lower()
+                return Effect(exposure, verb.lower(), outcome, population, aux)
+            return None
+    return None
+
+
+def _shift(x: str, verb: str, y: str) -> tuple[str, str, str]:
+    """X, verb and Y, where a first "verb" followed by another was a noun of X: "Do minimum
+    wage increases reduce teen employment" is X "minimum wage increases", Y "teen
+    employment"."""
+    while (more := _LEADING_VERB.match(y.strip())) is not None:
+        x, verb, y = f"{x} {verb}", more["verb"], more["y"]
+    return x, verb, y
+
+
+def split_population(phrase: str) -> tuple[str, str]:
+    """The outcome and its population, cut at the first population marker."""
+    cut, marker_len = len(phrase), 0
+    for marker in POPULATION_MARKERS:
+        at = phrase.find(marker)
+        if 0 < at < cut:
+            cut, marker_len = at, len(marker)
+    return phrase[:cut].strip(" ,."), phrase[cut + marker_len :].strip(" ,.")
