@@ -3,8 +3,9 @@
 Two planners share one schema (:mod:`research.pipeline.records`):
 
 * :func:`offline_plan` — deterministic, no model: it reads the question's shape (an
-  effect question "Does X reduce Y in Z?", a comparison, a definition, a how-question
-  or a bare topic) and seeds one subquestion per research dimension, each with queries
+  effect question "Does X reduce Y in Z?", read by :mod:`research.pipeline.effect` as
+  outcome-aware relevance reads it; a comparison, a definition, a how-question or a bare
+  topic) and seeds one subquestion per research dimension, each with queries
   of the DESIGN.md classes, counter-evidence always among them.
 * :func:`llm_plan` — an OpenAI-compatible model proposes; its reply is validated
   against the same schema, and anything invalid falls back to the offline plan with
