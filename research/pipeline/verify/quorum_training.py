@@ -41,11 +41,11 @@ from research.pipeline.verify.align import (
     item_features,
     support_vetoed,
 )
-from research.pipeline.verify.features import item_sentences
 from research.pipeline.verify.learned import CLASSES, LinearModel, VerifierWeights
 from research.pipeline.verify.scifact import SciFactClaim, SciFactDoc
 from research.pipeline.verify.training import (
     PairDataset,
+    PairFeaturizer,
     build_pairs,
     calibrate,
     fit,
@@ -77,26 +77,14 @@ def build_align_pairs(
 ) -> PairDataset:
     """The align family's pair dataset, row for row the same pairs as
     :func:`training.build_pairs`."""
-    rows, labels, owners = [], [], []
-    for row, claim in enumerate(claims):
+
+    def featurizer(claim: SciFactClaim) -> PairFeaturizer:
         words = ClaimWords(claim.text, encode)
-        u = encode([claim.text])[0]
-        for doc_id in claim.cited_doc_ids:
-            if doc_id not in docs:
-                continue
-            item = docs[doc_id].item()
-            sentences = [item.text[a:b] for a, b in item_sentences(item)]
-            feats = item_features(words, item, encode(sentences), u, encode)
-            rows.append(feats.values)
-            labels.append(CLASSES.index(claim.doc_labels.get(doc_id, "NEI")))
-            owners.append(row)
-    return PairDataset(
-        np.vstack(rows) if rows else np.zeros((0, len(ALIGN_FEATURE_NAMES))),
-        np.asarray(labels, dtype=np.int64),
-        np.asarray(owners, dtype=np.int64),
-        np.asarray([CLASSES.index(c.label) for c in claims], dtype=np.int64),
-        [c.claim_id for c in claims],
-    )
+        return lambda item, _sentences, vectors, u: (
+            item_features(words, item, vectors, u, encode).values
+        )
+
+    return build_pairs(claims, docs, encode, featurizer=featurizer, width=len(ALIGN_FEATURE_NAMES))
 
 
 def joint_decide(

@@ -24,6 +24,7 @@ import numpy as np
 
 from research.pipeline.verify.features import FEATURE_NAMES, item_sentences, pair_features
 from research.pipeline.verify.learned import CLASSES, LinearModel, VerifierWeights
+from research.pipeline.verify.records import EvidenceItem
 from research.pipeline.verify.scifact import SciFactClaim, SciFactDoc
 
 if TYPE_CHECKING:
@@ -53,23 +54,49 @@ class PairDataset:
         )
 
 
+# The features of one claim's pairs: (item, its sentences, their vectors, the claim's vector).
+PairFeaturizer = Callable[
+    [EvidenceItem, list[str], "NDArray[np.float32]", "NDArray[np.float32]"], "NDArray[np.float64]"
+]
+
+
+def _learned_features(claim: SciFactClaim) -> PairFeaturizer:
+    def featurize(
+        item: EvidenceItem,
+        sentences: list[str],
+        vectors: NDArray[np.float32],
+        u: NDArray[np.float32],
+    ) -> NDArray[np.float64]:
+        return pair_features(claim.text, sentences, u, vectors).values
+
+    return featurize
+
+
 def build_pairs(
-    claims: Sequence[SciFactClaim], docs: dict[int, SciFactDoc], encode: Encode
+    claims: Sequence[SciFactClaim],
+    docs: dict[int, SciFactDoc],
+    encode: Encode,
+    *,
+    featurizer: Callable[[SciFactClaim], PairFeaturizer] = _learned_features,
+    width: int = len(FEATURE_NAMES),
 ) -> PairDataset:
+    """One row per claim × cited abstract, labelled by the abstract's gold label (NEI when
+    it has none); ``featurizer`` gives a claim's pair features (default: the learned
+    family's, ``width`` of them)."""
     rows, labels, owners = [], [], []
     for row, claim in enumerate(claims):
+        featurize = featurizer(claim)
         u = encode([claim.text])[0]
         for doc_id in claim.cited_doc_ids:
             if doc_id not in docs:
                 continue
             item = docs[doc_id].item()
             sentences = [item.text[a:b] for a, b in item_sentences(item)]
-            feats = pair_features(claim.text, sentences, u, encode(sentences))
-            rows.append(feats.values)
+            rows.append(featurize(item, sentences, encode(sentences), u))
             labels.append(CLASSES.index(claim.doc_labels.get(doc_id, "NEI")))
             owners.append(row)
     return PairDataset(
-        np.vstack(rows) if rows else np.zeros((0, len(FEATURE_NAMES))),
+        np.vstack(rows) if rows else np.zeros((0, width)),
         np.asarray(labels, dtype=np.int64),
         np.asarray(owners, dtype=np.int64),
         np.asarray([CLASSES.index(c.label) for c in claims], dtype=np.int64),
