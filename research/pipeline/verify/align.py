@@ -43,7 +43,7 @@ from research.pipeline.text import (
     words,
 )
 from research.pipeline.verify.features import item_sentences
-from research.pipeline.verify.learned import LinearModel, VerifierWeights
+from research.pipeline.verify.learned import LinearFamily, LinearModel, VerifierWeights
 from research.pipeline.verify.records import ClaimInput, EvidenceItem, Vote, VoteVerdict
 
 if TYPE_CHECKING:
@@ -415,36 +415,21 @@ def load_weights(path: Path = ALIGN_WEIGHTS_PATH) -> VerifierWeights:
     return VerifierWeights.load(path, feature_names=ALIGN_FEATURE_NAMES)
 
 
-class AlignVerifier:
+class AlignVerifier(LinearFamily):
     """Votes per claim–passage pair from word alignment; quotes the window it read."""
 
     family = "align"
     name = "align-minilm-words-lr"
-
-    def __init__(
-        self, weights: VerifierWeights, encode: Encode, *, out_of_fold: bool = False
-    ) -> None:
-        self.weights = weights
-        self.encode = encode
-        self.out_of_fold = out_of_fold
-
-    def model_for(self, claim: ClaimInput) -> LinearModel:
-        if self.out_of_fold:
-            return self.weights.for_claim(claim.claim_id)[0]
-        return self.weights.model
 
     def judge(self, claim: ClaimInput, items: Sequence[EvidenceItem]) -> list[Vote]:
         if not items:
             return []
         model = self.model_for(claim)
         words = ClaimWords(claim.text, self.encode)
-        spans = [item_sentences(item) for item in items]
-        texts = [item.text[a:b] for item, sp in zip(items, spans, strict=True) for a, b in sp]
-        vectors = self.encode([claim.text, *texts])
-        u, cursor, votes = vectors[0], 1, []
-        for item, sp in zip(items, spans, strict=True):
-            feats = item_features(words, item, vectors[cursor : cursor + len(sp)], u, self.encode)
-            cursor += len(sp)
+        u, per_item = self.encode_items(claim, items)
+        votes = []
+        for item, _spans, vectors in per_item:
+            feats = item_features(words, item, vectors, u, self.encode)
             p = model.proba(feats.values)[0]
             votes.append(self._vote(claim, item, model, p, feats))
         return votes

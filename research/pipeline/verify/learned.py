@@ -168,10 +168,10 @@ class VerifierWeights:
         )
 
 
-class LearnedVerifier:
-    """Votes per claim–passage pair; quotes the passage sentence its features centred on."""
-
-    family = "learned"
+class LinearFamily:
+    """What the learned and align families share: weights (the shipped model, or the fold
+    model that never saw a SciFact claim, ``out_of_fold``) and one encoding of the claim and
+    every sentence of the passages it is judged against."""
 
     def __init__(
         self, weights: VerifierWeights, encode: Encode, *, out_of_fold: bool = False
@@ -179,25 +179,43 @@ class LearnedVerifier:
         self.weights = weights
         self.encode = encode
         self.out_of_fold = out_of_fold
-        self.name = "learned-minilm-lr"
 
     def model_for(self, claim: ClaimInput) -> LinearModel:
         if self.out_of_fold:
             return self.weights.for_claim(claim.claim_id)[0]
         return self.weights.model
 
+    def encode_items(
+        self, claim: ClaimInput, items: Sequence[EvidenceItem]
+    ) -> tuple[
+        NDArray[np.float32], list[tuple[EvidenceItem, list[tuple[int, int]], NDArray[np.float32]]]
+    ]:
+        """The claim's vector, and per item its sentence spans with their vectors."""
+        spans = [item_sentences(item) for item in items]
+        texts = [item.text[a:b] for item, sp in zip(items, spans, strict=True) for a, b in sp]
+        vectors = self.encode([claim.text, *texts])
+        per_item, cursor = [], 1
+        for item, sp in zip(items, spans, strict=True):
+            per_item.append((item, sp, vectors[cursor : cursor + len(sp)]))
+            cursor += len(sp)
+        return vectors[0], per_item
+
+
+class LearnedVerifier(LinearFamily):
+    """Votes per claim–passage pair; quotes the passage sentence its features centred on."""
+
+    family = "learned"
+    name = "learned-minilm-lr"
+
     def judge(self, claim: ClaimInput, items: Sequence[EvidenceItem]) -> list[Vote]:
         if not items:
             return []
         model = self.model_for(claim)
-        spans = [item_sentences(item) for item in items]
-        texts = [item.text[a:b] for item, sp in zip(items, spans, strict=True) for a, b in sp]
-        vectors = self.encode([claim.text, *texts])
-        u, cursor, votes = vectors[0], 1, []
-        for item, sp in zip(items, spans, strict=True):
+        u, per_item = self.encode_items(claim, items)
+        votes = []
+        for item, sp, vectors in per_item:
             sentences = [item.text[a:b] for a, b in sp]
-            feats = pair_features(claim.text, sentences, u, vectors[cursor : cursor + len(sp)])
-            cursor += len(sp)
+            feats = pair_features(claim.text, sentences, u, vectors)
             p = model.proba(feats.values)[0]
             votes.append(self._vote(claim, item, model, p, sentences[feats.best]))
         return votes
