@@ -16,7 +16,7 @@ from django.db import transaction
 from ledger.models import CandidateState, Claim, Direction, DispositionState, StudyDesign
 from ledger.services.candidates import do_record_candidate
 from ledger.services.dispositions import do_dispose, record_disposition
-from ledger.services.evidence import bind_anchor, do_link_anchor
+from ledger.services.evidence import Binding, bind_anchor, do_link_anchor
 from research.models import Run, Subquestion
 from research.pipeline.claims.records import (
     ClaimDraft,
@@ -171,19 +171,7 @@ def _save_merged(run: Run, subquestion: Subquestion | None, merged: MergedCandid
         state, reason = CandidateState.MERGED, merged.reason
         if binding is not None:
             do_link_anchor(claim, merged.anchor, binding)
-    do_record_candidate(
-        run,
-        subquestion,
-        merged.text,
-        state,
-        reason,
-        claim=claim,
-        claim_type=merged.claim_type,
-        binding=binding,
-        relevance=merged.relevance,
-        role=merged.role,
-        design=merged.design,
-    )
+    _record_set_aside(run, subquestion, merged, state, reason, claim, binding)
     return claim is not None
 
 
@@ -202,18 +190,31 @@ def _save_dropped(run: Run, subquestion: Subquestion | None, dropped: DroppedCan
         reason = f"{dropped.reason}; already a claim of this run, its source sentence was added"
     else:
         state, reason, claim = CandidateState.DROPPED, dropped.reason, None
+    _record_set_aside(run, subquestion, dropped, state, reason, claim, binding)
+
+
+def _record_set_aside(
+    run: Run,
+    subquestion: Subquestion | None,
+    candidate: DroppedCandidate | MergedCandidate,
+    state: str,
+    reason: str,
+    claim: Claim | None,
+    binding: Binding | None,
+) -> None:
+    """A candidate that did not become a claim of its own, with what mining knew of it."""
     do_record_candidate(
         run,
         subquestion,
-        dropped.text,
+        candidate.text,
         state,
         reason,
         claim=claim,
-        claim_type=dropped.claim_type,
+        claim_type=candidate.claim_type,
         binding=binding,
-        relevance=dropped.relevance,
-        role=dropped.role,
-        design=dropped.design,
+        relevance=candidate.relevance,
+        role=candidate.role,
+        design=candidate.design,
     )
 
 
