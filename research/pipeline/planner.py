@@ -73,6 +73,146 @@ class QuestionShape:
     plural: bool = False  # X takes a plural verb ("Do carbon taxes reduce …")
 
 
+@dataclass(frozen=True)
+class Register:
+    """The research vocabulary of a field: what a study, a harm, a variant and a baseline
+    are called there. The effect plan's evidence, limitation, implementation, comparison,
+    temporal and provenance queries are worded in it, so a question about carbon taxes is
+    not searched for "dose regimen" and "versus placebo"."""
+
+    name: str
+    design: str  # the primary evidence design ("randomized controlled trial")
+    harms: str  # what a limitation query adds ("limitations adverse effects")
+    variants_question: str  # "Which doses, forms or regimens of {x} were studied?"
+    variants: str  # the implementation query's words ("dose regimen")
+    baseline: str  # "placebo"
+    combined: str  # "other treatments"
+    recent: str  # "recent trials"
+    lasting: str  # "long-term follow-up"
+    origin: str  # "original study cohort"
+    results: str  # a follow-up query's evidence words ("trial results")
+    # How a report names the evidence that would close a gap (review.exports.answer):
+    studies: str  # "trials"
+    designs: str  # "randomized controlled trials"
+    variant_nouns: str  # "the doses, forms and schedules"
+    compared_with: str  # "placebo, alternatives or combinations"
+    origins: str  # "trials or cohorts"
+
+
+REGISTERS = {
+    "clinical": Register(
+        "clinical",
+        design="randomized controlled trial",
+        harms="limitations adverse effects",
+        variants_question="Which doses, forms or regimens of {x} were studied?",
+        variants="dose regimen",
+        baseline="placebo",
+        combined="other treatments",
+        recent="recent trials",
+        lasting="long-term follow-up",
+        origin="original study cohort",
+        results="trial results",
+        studies="trials",
+        designs="randomized controlled trials",
+        variant_nouns="the doses, forms and schedules",
+        compared_with="placebo, alternatives or combinations",
+        origins="trials or cohorts",
+    ),
+    "policy": Register(
+        "policy",
+        design="empirical study natural experiment",
+        harms="limitations unintended consequences",
+        variants_question="Which designs, levels or variants of {x} were studied?",
+        variants="design level",
+        baseline="alternative policies",
+        combined="other measures",
+        recent="recent studies",
+        lasting="long-run effects",
+        origin="original study data",
+        results="empirical results",
+        studies="studies",
+        designs="empirical studies or natural experiments",
+        variant_nouns="the designs and levels",
+        compared_with="alternative policies or combinations",
+        origins="studies or data sets",
+    ),
+    "technical": Register(
+        "technical",
+        design="benchmark evaluation empirical study",
+        harms="limitations trade-offs",
+        variants_question="Which configurations, versions or settings of {x} were evaluated?",
+        variants="configuration version",
+        baseline="alternatives",
+        combined="other techniques",
+        recent="recent evaluations",
+        lasting="production experience",
+        origin="original paper benchmark",
+        results="benchmark results",
+        studies="evaluations",
+        designs="benchmark evaluations or empirical studies",
+        variant_nouns="the configurations and versions",
+        compared_with="alternatives or combinations",
+        origins="papers or benchmarks",
+    ),
+    "general": Register(
+        "general",
+        design="empirical study",
+        harms="limitations drawbacks",
+        variants_question="Which forms or variants of {x} were studied?",
+        variants="forms variants",
+        baseline="alternatives",
+        combined="other approaches",
+        recent="recent studies",
+        lasting="long-term effects",
+        origin="original study source",
+        results="study results",
+        studies="studies",
+        designs="empirical studies",
+        variant_nouns="the forms and variants",
+        compared_with="alternatives or combinations",
+        origins="studies or sources",
+    ),
+}
+
+# Words that place a question in a field, by their start (case-folded). A question goes
+# to the field with the most hits; none, or a tie, gives the neutral "general" register.
+_FIELD_CUES = {
+    "clinical": (
+        "patient clinical disease therap treatment drug dose dosage supplement vitamin "
+        "cancer tumor tumour mortality infection vaccin symptom placebo pregnan diabet "
+        "cardiovascular heart stroke blood surgery surgical medication statin obesity "
+        "depressi anxiety dementia fracture falls pain hospital insulin cholesterol "
+        "hypertension asthma hiv covid virus bone muscle kidney liver nutrition diet "
+        "smoking alcohol sleep exercise"
+    ),
+    "policy": (
+        "tax wage employment unemployment policy policies price inflation market regulat "
+        "subsid emission gdp income trade tariff housing rent welfare poverty crime "
+        "police voter election immigra carbon economic economy growth investment "
+        "interest rate fiscal monetary labor labour worker productivity school tuition"
+    ),
+    "technical": (
+        "software code coding developer programming compiler latency throughput database "
+        "api algorithm neural gpu cpu memory cache server network framework bug "
+        "deploy microservice kubernetes cloud encryption vulnerab retrieval index typing "
+        "typescript python rust java language-model llm benchmark refactor "
+        "continuous integration open-source"
+    ),
+}
+
+
+def field_register(question: str) -> Register:
+    """The question's research register: clinical, policy, technical, or general."""
+    words = re.findall(r"[\w][\w'+-]*", question.casefold())
+    hits = {
+        field: sum(any(w.startswith(cue) for cue in cues.split()) for w in words)
+        for field, cues in _FIELD_CUES.items()
+    }
+    best = max(hits.values())
+    leaders = [field for field, n in hits.items() if n == best]
+    return REGISTERS[leaders[0] if best and len(leaders) == 1 else "general"]
+
+
 def keywords(text: str) -> str:
     """Content words in order, without stopwords or duplicates."""
     words = re.findall(r"[\w][\w'+-]*", text)
@@ -141,6 +281,7 @@ def _q(text: str, query_class: str) -> tuple[str, str]:
 
 def _effect_nodes(s: QuestionShape) -> list[tuple[str, str, int, list[tuple[str, str]]]]:
     x, y, z = keywords(s.subject) or s.subject, keywords(s.outcome) or s.outcome, s.population
+    r = field_register(s.question)
     zk = keywords(z)
     verb = base_verb(s.verb)
     opposite = EFFECT_VERB_OPPOSITES.get(verb, "not affect")
@@ -160,7 +301,7 @@ def _effect_nodes(s: QuestionShape) -> list[tuple[str, str, int, list[tuple[str,
             3,
             [
                 _q(f"{x} {verb} {y} {zk}", "benchmark"),
-                _q(f"{base} randomized controlled trial", "benchmark"),
+                _q(f"{base} {r.design}", "benchmark"),
                 _q(f"{base} meta-analysis systematic review", "source-specific"),
             ],
         ),
@@ -173,7 +314,7 @@ def _effect_nodes(s: QuestionShape) -> list[tuple[str, str, int, list[tuple[str,
                 _q(f"{x} {negated} {y}", "counter-evidence"),
                 _q(f"{x} no effect on {y} {zk}", "counter-evidence"),
                 _q(f"{x} {opposite} {y}", "counter-evidence"),
-                _q(f"{x} {y} limitations adverse effects", "limitation"),
+                _q(f"{x} {y} {r.harms}", "limitation"),
             ],
         ),
         (
@@ -194,18 +335,19 @@ def _effect_nodes(s: QuestionShape) -> list[tuple[str, str, int, list[tuple[str,
             [_q(f"{x} definition", "definition"), _q(f"{y} {zk} definition", "definition")],
         ),
         (
-            f"Which doses, forms or regimens of {s.subject} were studied?",
+            r.variants_question.format(x=s.subject),
             "implementation",
             1,
-            [_q(f"{x} dose regimen {y}", "implementation")],
+            [_q(f"{x} {r.variants} {y}", "implementation")],
         ),
         (
-            f"How does {s.subject} compare with alternatives or combinations for {s.outcome}?",
+            f"How {'do' if s.plural else 'does'} {s.subject} compare with alternatives or "
+            f"combinations for {s.outcome}?",
             "comparison",
             1,
             [
-                _q(f"{x} versus placebo {y}", "comparison"),
-                _q(f"{x} combined with other treatments {y}", "comparison"),
+                _q(f"{x} versus {r.baseline} {y}", "comparison"),
+                _q(f"{x} combined with {r.combined} {y}", "comparison"),
             ],
         ),
         (
@@ -213,15 +355,15 @@ def _effect_nodes(s: QuestionShape) -> list[tuple[str, str, int, list[tuple[str,
             "temporal",
             1,
             [
-                _q(f"{x} {y} recent trials", "temporal"),
-                _q(f"{x} {y} long-term follow-up", "temporal"),
+                _q(f"{x} {y} {r.recent}", "temporal"),
+                _q(f"{x} {y} {r.lasting}", "temporal"),
             ],
         ),
         (
             f"Where do the main findings on {s.subject} and {s.outcome} come from?",
             "provenance",
             1,
-            [_q(f"{x} {y} original study cohort", "provenance")],
+            [_q(f"{x} {y} {r.origin}", "provenance")],
         ),
     ]
 
@@ -421,17 +563,22 @@ def propose_plan(question: str, client: LLMClient | None) -> PlanContent:
 
 # --- best-first expansion --------------------------------------------------------
 
-# The words a follow-up query adds for a subquestion's dimension.
+# The words a follow-up query adds for a subquestion's dimension; the evidence and
+# implementation words come from the question's register (see :func:`dimension_terms`).
 DIMENSION_TERMS = {
-    "evidence": "trial results",
     "counter-evidence": "limitations",
     "mechanism": "mechanism",
     "definition": "definition",
-    "implementation": "dose regimen",
     "comparison": "compared with",
     "temporal": "recent",
     "provenance": "original study",
 }
+
+
+def dimension_terms(question: str) -> dict[str, str]:
+    """DIMENSION_TERMS with the evidence and implementation words of the question's field."""
+    r = field_register(question)
+    return {**DIMENSION_TERMS, "evidence": r.results, "implementation": r.variants}
 
 
 def search_terms(question: str) -> str:
@@ -472,7 +619,7 @@ def followup_queries(
     queries of "exactly" and "counts". The subquestion contributes its dimension word.
     """
     topic = search_terms(question)
-    aspect = DIMENSION_TERMS.get(sq.dimension, sq.dimension)
+    aspect = dimension_terms(question).get(sq.dimension, sq.dimension)
     candidates: list[tuple[str, str, str]] = []
     if one_sided:
         why = "one-sided: no passage found qualifies or contradicts it"

@@ -20,7 +20,7 @@ from ledger.models import Claim, ContestedPair, EvidenceGap, Relation, Source
 from research.pipeline.answer import Answer, AnswerSentence, BottomLine
 from research.pipeline.claims.design import DESIGN_LABELS
 from research.pipeline.claims.facets import Facets, facets
-from research.pipeline.planner import analyze_question
+from research.pipeline.planner import analyze_question, field_register
 from review.exports.records import (
     AnswerSection,
     AnswerSentenceRow,
@@ -369,26 +369,20 @@ def override_row(
 
 # --- gaps ---------------------------------------------------------------------------------
 
-# What kind of evidence would answer a subquestion, by the planner's dimension.
+# What kind of evidence would answer a subquestion, by the planner's dimension, in the
+# words of the question's field (research.pipeline.planner.Register).
 WOULD_ANSWER = {
-    "evidence": (
-        "randomized controlled trials or a meta-analysis that report {outcome} with "
-        "{subject}{population}"
-    ),
+    "evidence": "{designs} or a meta-analysis that report {outcome} with {subject}{population}",
     "counter-evidence": (
-        "trials or meta-analyses reporting no effect, or harm, of {subject} on "
+        "{studies} or meta-analyses reporting no effect, or harm, of {subject} on "
         "{outcome}{population}"
     ),
     "mechanism": "studies of how {subject} could act on {outcome}",
     "definition": "a guideline or review that defines {subject} and {outcome}{population}",
-    "implementation": "trials that state the doses, forms and schedules of {subject} they tested",
-    "comparison": (
-        "trials comparing {subject} with placebo, alternatives or combinations for {outcome}"
-    ),
-    "temporal": "recent trials or updated meta-analyses of {subject} and {outcome}",
-    "provenance": (
-        "the original trials or cohorts behind the main findings on {subject} and {outcome}"
-    ),
+    "implementation": "{studies} that state {variant_nouns} of {subject} they tested",
+    "comparison": "{studies} comparing {subject} with {compared_with} for {outcome}",
+    "temporal": "recent {studies} or updated meta-analyses of {subject} and {outcome}",
+    "provenance": "the original {origins} behind the main findings on {subject} and {outcome}",
 }
 
 
@@ -474,7 +468,17 @@ def would_answer(inputs: GapInputs, key: str) -> str:
     outcome = shape.outcome or "its outcome"
     population = f" in {shape.population}" if shape.population else ""
     template = WOULD_ANSWER.get(inputs.dimensions.get(key, ""), "sources that address it directly")
-    text = template.format(subject=subject, outcome=outcome, population=population)
+    r = field_register(inputs.question)
+    text = template.format(
+        subject=subject,
+        outcome=outcome,
+        population=population,
+        studies=r.studies,
+        designs=r.designs,
+        variant_nouns=r.variant_nouns,
+        compared_with=r.compared_with,
+        origins=r.origins,
+    )
     return text[0].upper() + text[1:] + "."
 
 

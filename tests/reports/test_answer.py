@@ -198,3 +198,27 @@ def test_it_keeps_only_clean_noun_phrases_in_the_evidence_table():
     # Who was studied, or what was measured, is not the intervention.
     assert noun_phrase("In subjects with a low vitamin D and", intervention=True) == ""
     assert noun_phrase("The number of nonvertebral fractures was", intervention=True) == ""
+
+
+def test_a_gap_names_the_evidence_of_the_question_s_field():
+    from review.exports.answer import GapInputs, would_answer
+
+    def gap(question: str, dimension: str) -> str:
+        inputs = GapInputs(question, "", True, {"s1": dimension}, {})
+        return would_answer(inputs, "s1")
+
+    assert gap(QUESTION, "comparison") == (
+        "Trials comparing vitamin D supplementation with placebo, alternatives or "
+        "combinations for the risk of fractures or falls."
+    )
+    assert gap(QUESTION, "evidence").startswith("Randomized controlled trials or a meta-analysis")
+    carbon = "Do carbon taxes reduce emissions?"
+    assert gap(carbon, "comparison") == (
+        "Studies comparing carbon taxes with alternative policies or combinations for emissions."
+    )
+    assert gap(carbon, "implementation") == (
+        "Studies that state the designs and levels of carbon taxes they tested."
+    )
+    typing = "Does static typing reduce bugs in Python codebases?"
+    assert "placebo" not in gap(typing, "comparison")
+    assert gap(typing, "provenance").startswith("The original papers or benchmarks")

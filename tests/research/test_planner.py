@@ -7,6 +7,7 @@ from research.pipeline.claims.outcome import parse_aim
 from research.pipeline.planner import (
     OFFLINE_PLANNER,
     analyze_question,
+    field_register,
     followup_queries,
     llm_plan,
     offline_plan,
@@ -137,6 +138,67 @@ def test_it_agrees_the_verb_with_the_subject():
     assert "remote work not associated with developer productivity" in [
         q.text for _, q in tied.enabled_queries()
     ]
+
+
+CLINICAL_WORDS = ("placebo", "dose", "regimen", "randomized", "trial", "adverse", "cohort")
+
+
+@pytest.mark.parametrize(
+    ("question", "field", "expected"),
+    [
+        (
+            "Do carbon taxes reduce emissions?",
+            "policy",
+            "carbon taxes versus alternative policies emissions",
+        ),
+        (
+            "Does static typing reduce bugs in Python codebases?",
+            "technical",
+            "static typing bugs Python codebases benchmark evaluation empirical study",
+        ),
+        (
+            "Does social media use increase loneliness among teenagers?",
+            "general",
+            "social media use forms variants loneliness",
+        ),
+        (
+            "Is remote work associated with developer productivity?",
+            "general",
+            "remote work developer productivity empirical study",
+        ),
+    ],
+)
+def test_it_words_an_effect_plan_in_the_question_s_field(question, field, expected):
+    plan = offline_plan(question)
+    words = " ".join(
+        [sq.text for sq in plan.subquestions] + [q.text for _, q in plan.enabled_queries()]
+    ).casefold()
+    sq = next(sq for sq in plan.subquestions if sq.dimension == "implementation")
+    followups = followup_queries(
+        sq, plan.question, weak=True, one_sided=False, issued=set(), limit=3, round_no=1
+    )
+
+    assert field_register(question).name == field
+    assert expected in [q.text for _, q in plan.enabled_queries()]
+    # a question outside medicine is not searched for doses, placebos or trials
+    assert not [w for w in CLINICAL_WORDS if w in words]
+    assert not [w for w in CLINICAL_WORDS if w in " ".join(f.text for f in followups)]
+
+
+def test_it_keeps_the_clinical_wording_for_a_clinical_question():
+    plan = offline_plan(VITAMIN_D)
+    queries = [q.text for _, q in plan.enabled_queries()]
+    texts = [sq.text for sq in plan.subquestions]
+
+    assert field_register(VITAMIN_D).name == "clinical"
+    assert "vitamin D supplementation versus placebo risk fractures" in queries
+    assert "vitamin D supplementation dose regimen risk fractures" in queries
+    assert "Which doses, forms or regimens of vitamin D supplementation were studied?" in texts
+    # the verb agrees in the comparison subquestion too
+    assert any(
+        t.startswith("How do carbon taxes compare")
+        for t in (sq.text for sq in offline_plan("Do carbon taxes reduce emissions?").subquestions)
+    )
 
 
 @pytest.mark.parametrize(
