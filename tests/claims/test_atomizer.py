@@ -9,10 +9,7 @@ with the reason, or (when the call fails) the rule-based miner covers the passag
 
 from __future__ import annotations
 
-import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -32,6 +29,7 @@ from research.pipeline.text import passage_fingerprint
 from research.providers.llm import LLMClient, LLMConfig
 from research.stages import mine
 from tests.factories import make_passage, make_plan, make_run, make_snapshot
+from tests.fake_openai import FakeOpenAI, Seen, fake_openai
 
 TRIAL = (
     "RESULTS In 3,270 older women, vitamin D3 and calcium reduced hip fractures by 43 percent. "
@@ -77,46 +75,23 @@ SCRIPT: dict[str, Any] = {
 }
 
 
-class FakeOpenAI(BaseHTTPRequestHandler):
-    requests: list[dict[str, Any]] = []
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        FakeOpenAI.requests.append(body)
-        passage = body["messages"][-1]["content"]
-        key = next(k for k in SCRIPT if k in passage)
-        reply = SCRIPT[key]
-        if reply == "sleep":
-            time.sleep(1.5)
-            reply = SCRIPT["TRIAL"]
-        if isinstance(reply, int):
-            self.send_response(reply)
-            self.end_headers()
-            return
-        content = reply if isinstance(reply, str) else json.dumps(reply)
-        data = json.dumps({"choices": [{"message": {"content": content}}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+def scripted(request: Seen) -> str | dict[str, Any] | int:
+    """The script's reply for the first of its words found in the passage sent."""
+    reply: str | dict[str, Any] | int = SCRIPT[next(k for k in SCRIPT if k in request.prompt)]
+    if reply == "sleep":
+        time.sleep(1.5)
+        reply = SCRIPT["TRIAL"]
+    return reply
 
 
 @pytest.fixture
 def server():
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), FakeOpenAI)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    FakeOpenAI.requests = []
-    yield f"http://127.0.0.1:{httpd.server_port}/v1"
-    httpd.shutdown()
-    httpd.server_close()
+    with fake_openai(scripted) as fake:
+        yield fake
 
 
-def client(url: str, timeout_s: float = 5.0) -> LLMClient:
-    return LLMClient(LLMConfig(base_url=url, model="fake-atomizer", timeout_s=timeout_s))
+def client(fake: FakeOpenAI, timeout_s: float = 5.0) -> LLMClient:
+    return LLMClient(LLMConfig(base_url=fake.url, model="fake-atomizer", timeout_s=timeout_s))
 
 
 def passage(pid: str, text: str) -> PassageInput:
@@ -125,8 +100,8 @@ def passage(pid: str, text: str) -> PassageInput:
 
 def test_it_keeps_only_claims_anchored_verbatim_and_says_why_it_dropped_the_rest(server):
     result = mine_claims_llm([passage("p1", TRIAL + " TRIAL")], client(server))
-    assert FakeOpenAI.requests[0]["model"] == "fake-atomizer"
-    assert FakeOpenAI.requests[0]["response_format"] == {"type": "json_object"}
+    assert server.requests[0].body["model"] == "fake-atomizer"
+    assert server.requests[0].body["response_format"] == {"type": "json_object"}
     kept = {c.text: c for c in result.claims}
     assert set(kept) == {
         "Vitamin D3 and calcium reduced hip fractures by 43 percent in 3,270 older women.",
@@ -171,7 +146,7 @@ def test_it_falls_back_to_the_rules_for_a_passage_the_model_fails_on(server, wor
 
 @pytest.mark.django_db
 def test_it_mines_with_the_configured_atomizer_and_records_its_failures(server, settings, author):
-    settings.LLM_BASE_URL, settings.LLM_MODEL = server, "fake-atomizer"
+    settings.LLM_BASE_URL, settings.LLM_MODEL = server.url, "fake-atomizer"
     plan = make_plan(author, "Does vitamin D reduce hip fractures in older women?")
     run = make_run(plan, state="mining")
     good = make_passage(make_snapshot(TRIAL + " TRIAL", title="Vitamin D trial"))

@@ -7,6 +7,7 @@ import pytest
 
 from research.providers.llm import LLMClient, LLMConfig, LLMError
 from research.providers.retry import RetryPolicy
+from tests.fake_openai import completion
 
 QUICK = RetryPolicy(max_attempts=3, backoff_s=0)
 
@@ -19,7 +20,7 @@ def _client(*statuses: int) -> tuple[LLMClient, list[httpx.Request]]:
         calls.append(request)
         if len(calls) <= len(statuses):
             return httpx.Response(statuses[len(calls) - 1], text="no")
-        return httpx.Response(200, json={"choices": [{"message": {"content": "Hello."}}]})
+        return httpx.Response(200, json=completion("Hello."))
 
     config = LLMConfig(base_url="http://llm.test/v1", model="tiny", retry=QUICK)
     return LLMClient(config, transport=httpx.MockTransport(handler)), calls

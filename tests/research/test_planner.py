@@ -20,6 +20,7 @@ from research.pipeline.records import (
     run_blockers,
 )
 from research.providers.llm import LLMClient, LLMConfig
+from tests.fake_openai import completion
 
 VITAMIN_D = "Does vitamin D supplementation reduce the risk of fractures in older adults?"
 QUESTIONS = [
@@ -37,7 +38,7 @@ def llm_client(reply: str | None, status: int = 200) -> LLMClient:
     def handler(request: httpx.Request) -> httpx.Response:
         if reply is None:
             raise httpx.ConnectError("connection refused", request=request)
-        return httpx.Response(status, json={"choices": [{"message": {"content": reply}}]})
+        return httpx.Response(status, json=completion(reply))
 
     return LLMClient(
         LLMConfig(base_url="http://llm.test/v1", model="tiny"),

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+from typing import Any
+
 from research.pipeline.text import passage_fingerprint
 from research.pipeline.verify.records import ClaimInput, EvidenceItem, PoolName, Vote
+from tests.fake_openai import Seen
+
+Policy = Callable[[str, str], dict[str, Any]]  # (passage id, passage text) -> vote row
 
 
 def item(eid: str, text: str, pool: PoolName = PoolName.SUPPORT, **fields) -> EvidenceItem:
@@ -42,3 +49,18 @@ REFUTE_QUOTE = (
     "In a second randomized trial of 900 adults, aspirin did not reduce fever compared "
     "with placebo."
 )
+
+
+def judging(policy: Policy) -> Callable[[Seen], dict[str, Any]]:
+    """A fake LLM judge's reply (for :func:`tests.fake_openai.fake_openai`): ``policy``'s
+    vote on each ``[id]`` passage of the prompt."""
+
+    def answer(request: Seen) -> dict[str, Any]:
+        passages = re.findall(r"^\[([^\]]+)\]\n(.*?)(?=^\[|\Z)", request.prompt, flags=re.M | re.S)
+        return {
+            "votes": [
+                policy(label, text.strip()) | {"evidence_id": label} for label, text in passages
+            ]
+        }
+
+    return answer

@@ -12,6 +12,7 @@ from research.pipeline.verify.llm_judge import LLMJudge
 from research.pipeline.verify.records import ClaimInput, Status
 from research.providers.llm import LLMClient, LLMConfig
 from research.providers.retry import RetryPolicy
+from tests.fake_openai import completion
 
 from .helpers import SUPPORT_QUOTE, SUPPORT_TEXT, item
 
@@ -22,8 +23,7 @@ def judge_replying(votes, seen=None):
     def handler(request: httpx.Request) -> httpx.Response:
         if seen is not None:
             seen.append(json.loads(request.content))
-        content = json.dumps({"votes": votes})
-        return httpx.Response(200, json={"choices": [{"message": {"content": content}}]})
+        return httpx.Response(200, json=completion({"votes": votes}))
 
     config = LLMConfig(base_url="http://127.0.0.1:9/v1", model="fake-judge")
     return LLMJudge(LLMClient(config, transport=httpx.MockTransport(handler)))

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import json
-import re
-import threading
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,37 +13,11 @@ from research.pipeline.verify import VerifyConfig, verify_claim
 from research.pipeline.verify.coverage import CoverageVerifier
 from research.pipeline.verify.llm_judge import LLMJudge, split_passage
 from research.pipeline.verify.records import ClaimInput, Flag, Status
+from tests.fake_openai import FakeOpenAI, fake_openai
 
-from .helpers import SUPPORT_QUOTE, SUPPORT_TEXT, item
+from .helpers import SUPPORT_QUOTE, SUPPORT_TEXT, item, judging
 
 CLAIM = ClaimInput("c1", "Aspirin reduces fever in adults.")
-Policy = Callable[[str, str], dict[str, Any]]  # (passage id, passage text) -> vote row
-
-
-def server_for(policy: Policy, seen: list[str]) -> ThreadingHTTPServer:
-    class Judge(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            prompt = body["messages"][-1]["content"]
-            seen.append(prompt)
-            passages = re.findall(r"^\[([^\]]+)\]\n(.*?)(?=^\[|\Z)", prompt, flags=re.M | re.S)
-            votes = [
-                policy(label, text.strip()) | {"evidence_id": label} for label, text in passages
-            ]
-            content = json.dumps({"votes": votes})
-            data = json.dumps({"choices": [{"message": {"content": content}}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Judge)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
 
 
 def agrees(label: str, text: str) -> dict[str, Any]:
@@ -61,20 +31,19 @@ def doubts(label: str, text: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def servers(settings) -> Iterator[dict[str, list[str]]]:
+def servers(settings) -> Iterator[dict[str, FakeOpenAI]]:
     """Two fake OpenAI-compatible endpoints, judges ``llm-a`` (agrees) and ``llm-b``."""
-    seen: dict[str, list[str]] = {"llm-a": [], "llm-b": []}
-    policies = {"llm-a": agrees, "llm-b": doubts}
-    running = {name: server_for(policies[name], seen[name]) for name in policies}
-    settings.LLM_JUDGES = [
-        (name, f"http://127.0.0.1:{srv.server_port}/v1", f"model-{name[-1]}")
-        for name, srv in running.items()
-    ]
-    settings.LLM_BASE_URL = ""
-    yield seen
-    for srv in running.values():
-        srv.shutdown()
-        srv.server_close()
+    with fake_openai(judging(agrees)) as a, fake_openai(judging(doubts)) as b:
+        running = {"llm-a": a, "llm-b": b}
+        settings.LLM_JUDGES = [
+            (name, fake.url, f"model-{name[-1]}") for name, fake in running.items()
+        ]
+        settings.LLM_BASE_URL = ""
+        yield running
+
+
+def prompts(fake: FakeOpenAI) -> list[str]:
+    return [seen.prompt for seen in fake.requests]
 
 
 def test_it_makes_each_configured_judge_its_own_family(servers):
@@ -91,7 +60,7 @@ def test_it_does_not_pass_when_two_judges_disagree(servers):
     assert verdict.status == Status.UNCERTAIN
     assert "supported by coverage, llm-a, but not corroborated by llm-b" in verdict.rationale
     assert {v.family for v in verdict.votes} == {"coverage", "llm-a", "llm-b"}
-    assert all("[e1]" in prompt for prompt in servers["llm-a"] + servers["llm-b"])
+    assert all("[e1]" in prompt for prompt in prompts(servers["llm-a"]) + prompts(servers["llm-b"]))
 
 
 def test_it_passes_when_the_doubting_judge_is_in_shadow_and_says_what_it_would_do(servers):
@@ -125,7 +94,7 @@ def test_it_shows_the_judge_a_long_passage_whole_in_parts(servers):
     assert "".join(p.text for p in parts).replace(" ", "") == text.replace(" ", "")
     config = VerifyConfig(verifiers=(CoverageVerifier(), LLMJudge.from_settings()[0]))
     verdict = verify_claim(CLAIM, [item("e1", text)], config)
-    sent = "".join(servers["llm-a"])
+    sent = "".join(prompts(servers["llm-a"]))
     assert all(p.text in sent for p in parts)  # nothing cut off
     assert "[e1~1]" in sent and f"[e1~{len(parts)}]" in sent
     [vote] = [v for v in verdict.votes if v.family == "llm-a"]

@@ -27,9 +27,9 @@ from research.pipeline.verify.nli import NLIVerifier
 from research.pipeline.verify.records import ClaimInput, Status
 from research.pipeline.verify.rules import RulesVerifier
 from research.providers.llm import LLMClient, LLMConfig
+from tests.fake_openai import fake_openai
 
-from .helpers import item
-from .test_llm_judges import server_for
+from .helpers import item, judging
 from .test_nli import tiny_cross_encoder
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "verify" / "negative_controls.jsonl"
@@ -58,17 +58,11 @@ def align(learned):
 
 @pytest.fixture(scope="module")
 def judges():
-    servers = [server_for(rubber_stamp, []) for _ in range(2)]
-    yield [
-        LLMJudge(
-            LLMClient(LLMConfig(f"http://127.0.0.1:{s.server_port}/v1", f"yes-{n}")),
-            family=f"llm-{n}",
-        )
-        for n, s in enumerate(servers)
-    ]
-    for s in servers:
-        s.shutdown()
-        s.server_close()
+    with fake_openai(judging(rubber_stamp)) as a, fake_openai(judging(rubber_stamp)) as b:
+        yield [
+            LLMJudge(LLMClient(LLMConfig(fake.url, f"yes-{n}")), family=f"llm-{n}")
+            for n, fake in enumerate((a, b))
+        ]
 
 
 @pytest.fixture(scope="module")
