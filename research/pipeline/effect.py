@@ -15,7 +15,8 @@ builds its subquestions and queries from it, and outcome-aware relevance
 A word of X that looks like a verb stays in X when another effect verb follows it: "Do
 minimum wage increases reduce teen employment?" is X "minimum wage increases", Y "teen
 employment". A statement ("X is associated with Y") is not read, nor a phrase whose X holds
-a finite verb. Y is cut at its population ("in older adults", "among teenagers").
+a finite verb. Y is cut at its comparator ("compared with JavaScript", "versus placebo")
+and at its population ("in older adults", "among teenagers").
 """
 
 from __future__ import annotations
@@ -27,6 +28,18 @@ from research.pipeline.text import EFFECT_VERB_OPPOSITES
 
 # Where an outcome ends and its population begins: "fractures in older adults".
 POPULATION_MARKERS = (" in ", " among ", " for ", " of patients with ")
+# Where an outcome ends and what X is compared with begins: "runtime errors compared with
+# JavaScript". The comparator runs to the population marker or the end.
+COMPARATOR_MARKERS = (
+    " compared with ",
+    " compared to ",
+    " versus ",
+    " vs. ",
+    " vs ",
+    " relative to ",
+    " rather than ",
+    " instead of ",
+)
 # What a question's effect verb can be, besides text.EFFECT_VERB_OPPOSITES.
 MORE_VERBS = (
     "worsen",
@@ -115,6 +128,7 @@ class Effect:
     verb: str  # lower case, as written: "reduce", "associated with"; "on" for "effect of X on Y"
     outcome: str  # Y without its population: "the risk of fractures or falls"
     population: str = ""  # Z: "older adults"
+    comparator: str = ""  # what X is compared with: "JavaScript", "placebo"
     aux: str = ""  # the question's auxiliary, lower case ("do", "does", "can"); '' when none
 
     @property
@@ -143,10 +157,11 @@ def parse_effect(text: str) -> Effect | None:
         match = pattern.search(stripped)
         if match and not _FINITE & set(match["x"].lower().split()):
             exposure, verb, rest = _shift(match["x"].strip(), match["verb"], match["y"])
+            rest, comparator = split_comparator(rest)
             outcome, population = split_population(rest)
             if exposure and outcome:
                 aux = (match.groupdict().get("aux") or "").lower()
-                return Effect(exposure, verb.lower(), outcome, population, aux)
+                return Effect(exposure, verb.lower(), outcome, population, comparator, aux)
             return None
     return None
 
@@ -160,11 +175,30 @@ def _shift(x: str, verb: str, y: str) -> tuple[str, str, str]:
     return x, verb, y
 
 
-def split_population(phrase: str) -> tuple[str, str]:
-    """The outcome and its population, cut at the first population marker."""
-    cut, marker_len = len(phrase), 0
-    for marker in POPULATION_MARKERS:
+def split_comparator(phrase: str) -> tuple[str, str]:
+    """The phrase without its comparator clause, and the comparator: "runtime errors
+    compared with JavaScript in large codebases" → ("runtime errors in large codebases",
+    "JavaScript")."""
+    at, marker = _first(phrase, COMPARATOR_MARKERS)
+    if not marker:
+        return phrase, ""
+    tail = phrase[at + len(marker) :]
+    end, _ = _first(tail, POPULATION_MARKERS)
+    comparator = tail[:end].strip(" ,.")
+    return " ".join(f"{phrase[:at]} {tail[end:]}".split()).strip(" ,."), comparator
+
+
+def _first(phrase: str, markers: tuple[str, ...]) -> tuple[int, str]:
+    """Where the first of ``markers`` starts in ``phrase`` (not at 0), and which; (len, "")."""
+    cut, found = len(phrase), ""
+    for marker in markers:
         at = phrase.find(marker)
         if 0 < at < cut:
-            cut, marker_len = at, len(marker)
-    return phrase[:cut].strip(" ,."), phrase[cut + marker_len :].strip(" ,.")
+            cut, found = at, marker
+    return cut, found
+
+
+def split_population(phrase: str) -> tuple[str, str]:
+    """The outcome and its population, cut at the first population marker."""
+    at, marker = _first(phrase, POPULATION_MARKERS)
+    return phrase[:at].strip(" ,."), phrase[at + len(marker) :].strip(" ,.")

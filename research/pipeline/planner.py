@@ -69,7 +69,7 @@ class QuestionShape:
     verb: str = ""  # reduce / improve / … as written, lower case ("on" for "effect of X on Y")
     outcome: str = ""  # Y
     population: str = ""  # Z
-    other: str = ""  # the second side of a comparison
+    other: str = ""  # the second side of a comparison; what X is compared with in an effect
     plural: bool = False  # X takes a plural verb ("Do carbon taxes reduce …")
 
 
@@ -256,6 +256,7 @@ def analyze_question(question: str) -> QuestionShape:
             effect.verb,
             effect.outcome,
             effect.population,
+            other=effect.comparator,
             plural=_is_plural(effect.exposure, effect.verb, effect.aux),
         )
     comparison = re.match(
@@ -341,12 +342,16 @@ def _effect_nodes(s: QuestionShape) -> list[tuple[str, str, int, list[tuple[str,
             [_q(f"{x} {r.variants} {y}", "implementation")],
         ),
         (
-            f"How {'do' if s.plural else 'does'} {s.subject} compare with alternatives or "
-            f"combinations for {s.outcome}?",
+            f"How {'do' if s.plural else 'does'} {s.subject} compare with "
+            + (
+                f"{s.other} for {s.outcome}?"
+                if s.other
+                else f"alternatives or combinations for {s.outcome}?"
+            ),
             "comparison",
-            1,
+            2 if s.other else 1,
             [
-                _q(f"{x} versus {r.baseline} {y}", "comparison"),
+                _q(f"{x} versus {keywords(s.other) or r.baseline} {y}", "comparison"),
                 _q(f"{x} combined with {r.combined} {y}", "comparison"),
             ],
         ),

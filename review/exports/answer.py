@@ -476,7 +476,7 @@ def would_answer(inputs: GapInputs, key: str) -> str:
         studies=r.studies,
         designs=r.designs,
         variant_nouns=r.variant_nouns,
-        compared_with=r.compared_with,
+        compared_with=shape.other or r.compared_with,
         origins=r.origins,
     )
     return text[0].upper() + text[1:] + "."

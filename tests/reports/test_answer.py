@@ -219,6 +219,8 @@ def test_a_gap_names_the_evidence_of_the_question_s_field():
     assert gap(carbon, "implementation") == (
         "Studies that state the designs and levels of carbon taxes they tested."
     )
+    versus = "Do statins reduce mortality compared with placebo in women over 70?"
+    assert gap(versus, "comparison") == ("Trials comparing statins with placebo for mortality.")
     typing = "Does static typing reduce bugs in Python codebases?"
     assert "placebo" not in gap(typing, "comparison")
     assert gap(typing, "provenance").startswith("The original papers or benchmarks")

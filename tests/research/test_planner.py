@@ -186,6 +186,25 @@ def test_it_words_an_effect_plan_in_the_question_s_field(question, field, expect
     assert not [w for w in CLINICAL_WORDS if w in " ".join(f.text for f in followups)]
 
 
+def test_it_searches_what_an_effect_question_compares_with():
+    question = "Does TypeScript reduce runtime errors compared with JavaScript in large codebases?"
+    shape = analyze_question(question)
+    plan = offline_plan(question)
+    comparison = next(sq for sq in plan.subquestions if sq.dimension == "comparison")
+
+    assert (shape.subject, shape.outcome, shape.population, shape.other) == (
+        "TypeScript",
+        "runtime errors",
+        "large codebases",
+        "JavaScript",
+    )
+    assert comparison.text == "How does TypeScript compare with JavaScript for runtime errors?"
+    assert comparison.queries[0].text == "TypeScript versus JavaScript runtime errors"
+    # the comparator is neither the outcome outcome-aware relevance checks nor the population
+    aim = parse_aim(question)
+    assert aim is not None and aim.outcomes == ("runtime errors",)
+
+
 def test_it_keeps_the_clinical_wording_for_a_clinical_question():
     plan = offline_plan(VITAMIN_D)
     queries = [q.text for _, q in plan.enabled_queries()]
