@@ -168,6 +168,38 @@ def test_it_requires_independent_sources_when_triangulation_is_needed():
     assert verdict.independent_sources == 1
 
 
+def test_it_does_not_count_a_quote_that_states_an_aim_or_background_as_support():
+    claim = ClaimInput(
+        "c1",
+        "An increase in the recommended intake of vitamin D is warranted.",
+        needs_triangulation=True,
+    )
+    finding = "An increase in the currently recommended intake of vitamin D is warranted."
+    aim = (
+        "BACKGROUND Knowledge gaps have contributed to variation among dietary recommendations "
+        "for vitamin D. OBJECTIVE We aimed to establish the intake of vitamin D required to "
+        "maintain serum concentrations above proposed cutoffs."
+    )
+    own = item("e1", finding, source_key="doi:1")
+    other = item("e2", aim, source_key="doi:2")
+    votes = [*agreed(claim, own, finding), *agreed(claim, other, aim)]
+
+    verdict = aggregate(claim, [own, other], votes)
+
+    # the second source only says what its study set out to find: no corroboration
+    assert verdict.status == Status.UNCERTAIN
+    assert verdict.independent_sources == 1
+    assert "needs 2 independent sources" in verdict.rationale
+    assert "Not counted: 2 support vote(s) because its quote states background" in (
+        verdict.rationale
+    )
+    # a finding in that source corroborates as before
+    found = item("e3", aim + " Intakes above 1000 IU per day were warranted.", source_key="doi:2")
+    quote = "Intakes above 1000 IU per day were warranted."
+    votes = [*agreed(claim, own, finding), *agreed(claim, found, quote)]
+    assert aggregate(claim, [own, found], votes).independent_sources == 2
+
+
 def test_it_counts_independence_by_cluster_and_publisher_not_passages():
     items = [
         item("a", SUPPORT_TEXT, source_key="doi:1", cluster="c1"),

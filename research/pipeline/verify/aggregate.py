@@ -40,6 +40,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 
+from research.pipeline.claims.roles import (
+    AIM,
+    BACKGROUND,
+    BOILERPLATE,
+    DESIGN,
+    METHOD,
+    QUESTION,
+    classify_sentence,
+)
 from research.pipeline.text import (
     NULL_EFFECT,
     RELATION_VERB,
@@ -49,6 +58,7 @@ from research.pipeline.text import (
     direction,
     negated,
     quantities,
+    split_sentences,
     years,
 )
 from research.pipeline.verify.features import polarity
@@ -118,6 +128,7 @@ class _Tally:
     set_aside: list[tuple[Vote, str]] = field(default_factory=list)  # not a contradiction
     overstated: set[str] = field(default_factory=set)
     scope_gap: set[str] = field(default_factory=set)
+    no_finding: list[tuple[Vote, str]] = field(default_factory=list)  # support not counted
     ran: set[str] = field(default_factory=set)  # judging families with a valid vote
     abstained: dict[str, str] = field(default_factory=dict)  # family -> its best non-support
 
@@ -198,7 +209,11 @@ def _tally(
         if Flag.SCOPE_GAP.value in vote.flags:
             tally.scope_gap.add(vote.evidence_id)
         if judging and vote.verdict == VoteVerdict.SUPPORTS and vote.score >= cfg.min_support_score:
-            tally.support.setdefault(vote.evidence_id, {}).setdefault(vote.family, vote)
+            why = states_no_finding(vote.quote)
+            if why:
+                tally.no_finding.append((vote, why))
+            else:
+                tally.support.setdefault(vote.evidence_id, {}).setdefault(vote.family, vote)
     supported = set(tally.support)
     anchor_sources = {i.source_key or i.evidence_id for i in by_id.values() if i.anchor}
     # Passages a judging family contradicts on a quote about the claim's subject and
@@ -244,6 +259,35 @@ def _tally(
         else:
             tally.set_aside.append((vote, why))
     return tally
+
+
+# What a sentence is when it states no finding: it cannot be the quote that supports one.
+_NO_FINDING = {
+    AIM: "the study's aim",
+    QUESTION: "a question",
+    METHOD: "how the study was done",
+    DESIGN: "the study's design",
+    BACKGROUND: "background",
+    BOILERPLATE: "boilerplate",
+}
+
+
+def states_no_finding(quote: str) -> str:
+    """Why ``quote`` cannot support a claim: each of its sentences states an aim, a question,
+    a method, a design, background or boilerplate (read as mining reads a candidate,
+    :func:`research.pipeline.claims.roles.classify_sentence`): "OBJECTIVE We aimed to
+    establish the dietary requirement …" says what a study set out to find, not that it is
+    so. '' when a sentence of it states a finding (or is a clause mining would call a
+    fragment: a verifier's window may start mid-sentence)."""
+    kinds = []
+    for start, end in split_sentences(quote) or [(0, len(quote))]:
+        role = classify_sentence(quote[start:end]).role
+        if role not in _NO_FINDING:
+            return ""
+        kinds.append(_NO_FINDING[role])
+    if not kinds:
+        return ""
+    return "its quote states " + " and ".join(dict.fromkeys(kinds)) + ", not a finding"
 
 
 def credibility(
@@ -589,6 +633,11 @@ def _notes_on_set_aside(verdict: ClaimVerdict, tally: _Tally) -> None:
         reasons[why] = reasons.get(why, 0) + 1
     for why, n in sorted(reasons.items()):
         verdict.rationale += f" Not counted: {n} contradiction vote(s) because {why}."
+    unfounded: dict[str, int] = {}
+    for _, why in tally.no_finding:
+        unfounded[why] = unfounded.get(why, 0) + 1
+    for why, n in sorted(unfounded.items()):
+        verdict.rationale += f" Not counted: {n} support vote(s) because {why}."
 
 
 def _flags(
