@@ -289,6 +289,27 @@ def test_it_fails_only_with_an_explicit_conflict_at_a_credible_confidence():
     assert strong.status == Status.FAIL
 
 
+def test_it_never_fails_on_a_quote_that_states_a_study_s_aim_and_shows_it_as_possible():
+    claim = ClaimInput("c1", "Risedronate does not reduce the risk of vertebral fractures.")
+    aim = (
+        "OBJECTIVE To test the efficacy of daily risedronate to reduce the risk of vertebral "
+        "fractures in postmenopausal women."
+    )
+    ev = item("r1", aim, PoolName.REFUTE)
+    votes = [
+        vote(claim, ev, "contradicts", aim, score=0.9),
+        vote(claim, ev, "contradicts", aim, family="rules", verifier="rules", score=0.7),
+    ]
+
+    verdict = aggregate(claim, [ev], votes)
+
+    # "To test whether it reduces" is no finding that it does: the reviewer sees the passage
+    assert verdict.status == Status.UNCERTAIN
+    assert verdict.relations == {"r1": "possible-contradiction"}
+    assert Flag.POSSIBLE_CONTRADICTION in verdict.flags
+    assert "its quote states the study's aim, not a finding" in verdict.rationale
+
+
 def test_it_does_not_count_a_contradiction_quoting_a_sentence_about_something_else():
     off = "Data sources included a national survey of household income and diet."
     other = item("o1", f"Methods. {off}", PoolName.REFUTE)

@@ -301,8 +301,9 @@ def credibility(
     """("", _) for a credible contradiction; else (why not, whether to flag it possible).
 
     Set aside without a flag: a passage a judging family finds stating the claim, and a
-    quote about something else. Flagged as a possible contradiction: everything else
-    short of credible.
+    quote about something else. Flagged as a possible contradiction: everything else short
+    of credible, a quote that states no finding of its source (an aim, a method, a title,
+    background) among it.
     """
     if item.evidence_id in supported:
         return "the same passage states the claim (a judging family supports it there)", False
@@ -312,6 +313,9 @@ def credibility(
             "content words (about something else)",
             False,
         )
+    unfounded = states_no_finding(vote.quote)
+    if unfounded:  # an aim, a method, a title, what is not known: shown, never a FAIL
+        return unfounded, True
     if item.anchor or (item.source_key or item.evidence_id) in anchor_sources:
         return "it is the claim's own source (the passage it was mined from)", True
     if not same_subject_and_object(claim.text, vote.quote):
