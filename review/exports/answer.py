@@ -229,8 +229,12 @@ def noun_phrase(phrase: str, *, intervention: bool = False) -> str:
     return " ".join(words)
 
 
-def _finding_cell(label: str, parts: Facets, labelled: bool) -> str:
-    said = ", ".join(p for p in (parts.direction, parts.effect) if p)
+def finding_cell(label: str, parts: Facets, labelled: bool) -> str:
+    """The table's "Finding: direction, effect" for one claim. A direction is shown only
+    beside an outcome the table can name: "increases" under an outcome of "—" ("an increase
+    in the recommended intake is warranted") tells a reader nothing true."""
+    direction = parts.direction if noun_phrase(parts.outcome) else ""
+    said = ", ".join(p for p in (direction, parts.effect) if p)
     if not said:
         return ""
     return f"{label}: {said}" if labelled else said
@@ -253,7 +257,7 @@ def _source_row(entry: _SourceFacts, numbering: Numbering) -> SourceRow:
         intervention=_joined(noun_phrase(p.intervention, intervention=True) for _, p in parts),
         outcome=_joined(noun_phrase(p.outcome) for _, p in parts),
         direction=_joined(
-            (_finding_cell(label, p, labelled) for label, p in parts), limit=len(parts)
+            (finding_cell(label, p, labelled) for label, p in parts), limit=len(parts)
         ),
         effect=_joined((p.effect for _, p in parts), limit=len(parts)),
         claims=[label for label, _ in parts],

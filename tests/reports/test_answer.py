@@ -224,3 +224,15 @@ def test_a_gap_names_the_evidence_of_the_question_s_field():
     typing = "Does static typing reduce bugs in Python codebases?"
     assert "placebo" not in gap(typing, "comparison")
     assert gap(typing, "provenance").startswith("The original papers or benchmarks")
+
+
+def test_the_evidence_table_shows_a_direction_only_beside_an_outcome_it_names():
+    from research.pipeline.claims.facets import facets
+    from review.exports.answer import finding_cell
+
+    warranted = (
+        "For bone health in older adults, an increase in the currently recommended intake of "
+        "vitamin D is warranted."
+    )
+    assert finding_cell("C1", facets(warranted), labelled=True) == ""  # "increases" what?
+    assert finding_cell("C2", facets(TRIAL), labelled=True) == "C2: decreases, by 43 percent"
