@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from research.pipeline.text import EFFECT_VERB_OPPOSITES
+from research.pipeline.text import EFFECT_VERB_OPPOSITES, FOR_COMPLEMENT_NOUNS
 
 # Where an outcome ends and its population begins: "fractures in older adults".
 POPULATION_MARKERS = (" in ", " among ", " for ", " of patients with ")
@@ -189,13 +189,21 @@ def split_comparator(phrase: str) -> tuple[str, str]:
 
 
 def _first(phrase: str, markers: tuple[str, ...]) -> tuple[int, str]:
-    """Where the first of ``markers`` starts in ``phrase`` (not at 0), and which; (len, "")."""
+    """Where the first of ``markers`` starts in ``phrase`` (not at 0), and which; (len, "").
+    A " for " after a noun of :data:`FOR_COMPLEMENT_NOUNS` is part of the phrase."""
     cut, found = len(phrase), ""
     for marker in markers:
         at = phrase.find(marker)
+        while marker == " for " and at > 0 and _for_complement(phrase[:at]):
+            at = phrase.find(marker, at + 1)
         if 0 < at < cut:
             cut, found = at, marker
     return cut, found
+
+
+def _for_complement(before: str) -> bool:
+    words = before.split()
+    return bool(words) and words[-1].lower().strip(",") in FOR_COMPLEMENT_NOUNS
 
 
 def split_population(phrase: str) -> tuple[str, str]:

@@ -35,7 +35,7 @@ from research.pipeline.records import (
     parse_plan,
     question_problems,
 )
-from research.pipeline.text import EFFECT_VERB_OPPOSITES, QUESTION_STOPWORDS
+from research.pipeline.text import EFFECT_VERB_OPPOSITES, FIELD_CUES, QUESTION_STOPWORDS
 
 if TYPE_CHECKING:
     from research.providers.llm import LLMClient
@@ -174,39 +174,15 @@ REGISTERS = {
     ),
 }
 
-# Words that place a question in a field, by their start (case-folded). A question goes
-# to the field with the most hits; none, or a tie, gives the neutral "general" register.
-_FIELD_CUES = {
-    "clinical": (
-        "patient clinical disease therap treatment drug dose dosage supplement vitamin "
-        "cancer tumor tumour mortality infection vaccin symptom placebo pregnan diabet "
-        "cardiovascular heart stroke blood surgery surgical medication statin obesity "
-        "depressi anxiety dementia fracture falls pain hospital insulin cholesterol "
-        "hypertension asthma hiv covid virus bone muscle kidney liver nutrition diet "
-        "smoking alcohol sleep exercise"
-    ),
-    "policy": (
-        "tax wage employment unemployment policy policies price inflation market regulat "
-        "subsid emission gdp income trade tariff housing rent welfare poverty crime "
-        "police voter election immigra carbon economic economy growth investment "
-        "interest rate fiscal monetary labor labour worker productivity school tuition"
-    ),
-    "technical": (
-        "software code coding developer programming compiler latency throughput database "
-        "api algorithm neural gpu cpu memory cache server network framework bug "
-        "deploy microservice kubernetes cloud encryption vulnerab retrieval index typing "
-        "typescript python rust java language-model llm benchmark refactor "
-        "continuous integration open-source"
-    ),
-}
-
 
 def field_register(question: str) -> Register:
-    """The question's research register: clinical, policy, technical, or general."""
+    """The question's research register: clinical, policy, technical, or general. A question
+    goes to the field whose cue words (:data:`research.pipeline.text.FIELD_CUES`, matched at
+    a word's start) it holds most; none, or a tie, gives the neutral "general" register."""
     words = re.findall(r"[\w][\w'+-]*", question.casefold())
     hits = {
-        field: sum(any(w.startswith(cue) for cue in cues.split()) for w in words)
-        for field, cues in _FIELD_CUES.items()
+        field: sum(any(w.startswith(cue) for cue in cues) for w in words)
+        for field, cues in FIELD_CUES.items()
     }
     best = max(hits.values())
     leaders = [field for field, n in hits.items() if n == best]

@@ -144,6 +144,41 @@ MEASURE_WORDS = _wordset(
 )
 # A claim's opposite for its negation counter query (``research.pipeline.counter.negate``):
 # the first of these words in the claim is swapped.
+# Nouns whose "for" belongs to an effect question's outcome ("the need for surgery", "the
+# risk for fractures", "demand for petrol"), not a population (research.pipeline.effect).
+FOR_COMPLEMENT_NOUNS = _wordset(
+    """need needs demand demands risk risks time times cost costs support preference
+    preferences eligibility requirement requirements request requests search capacity
+    potential chance chances odds likelihood admission admissions referral referrals
+    prescription prescriptions spending appetite desire"""
+)
+
+# Word starts that place a question in a research field, for the planner's wording of an
+# effect plan (research.pipeline.planner.field_register).
+FIELD_CUES = {
+    "clinical": _wordset(
+        """patient clinical disease therap treatment drug dose dosage supplement vitamin
+        cancer tumor tumour mortality infection vaccin symptom placebo pregnan diabet
+        cardiovascular heart stroke blood surgery surgical medication statin obesity
+        depressi anxiety dementia fracture falls pain hospital insulin cholesterol
+        hypertension asthma hiv covid virus bone muscle kidney liver nutrition diet
+        smoking alcohol sleep exercise"""
+    ),
+    "policy": _wordset(
+        """tax wage employment unemployment policy policies price inflation market regulat
+        subsid emission gdp income trade tariff housing rent welfare poverty crime
+        police voter election immigra carbon economic economy investment fiscal
+        monetary labor labour worker productivity school tuition"""
+    ),
+    "technical": _wordset(
+        """software code coding developer programming compiler latency throughput database
+        api algorithm neural gpu cpu memory cache server network framework bug
+        deploy microservice kubernetes cloud encryption vulnerab retrieval typing
+        typescript python rust java language-model llm benchmark refactor
+        continuous integration open-source"""
+    ),
+}
+
 OPPOSITE_WORDS = {
     "increase": "decrease",
     "increases": "decreases",

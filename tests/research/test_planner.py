@@ -94,6 +94,13 @@ def test_it_reads_an_effect_question():
          "associated with", "developer productivity", ""),
         ("What is the effect of the new garbage collector on request latency?",
          "the new garbage collector", "on", "request latency", ""),
+        # "for" after need, risk, demand … belongs to the outcome; else it names who
+        ("Does physiotherapy reduce the need for surgery in knee osteoarthritis?",
+         "physiotherapy", "reduce", "the need for surgery", "knee osteoarthritis"),
+        ("Do carbon taxes reduce demand for petrol among households?", "carbon taxes",
+         "reduce", "demand for petrol", "households"),
+        ("Does remote work reduce productivity for software teams?", "remote work", "reduce",
+         "productivity", "software teams"),
     ],
 )  # fmt: skip
 def test_it_reads_effect_questions_of_any_domain_as_outcome_relevance_does(
