@@ -153,6 +153,13 @@ FOR_COMPLEMENT_NOUNS = _wordset(
     prescription prescriptions spending appetite desire"""
 )
 
+# Who was counted, never what was measured: "the number of people with VDD" reports no
+# outcome (research.pipeline.claims.outcome.other_outcome).
+PEOPLE_NOUNS = _wordset(
+    """people persons person patients patient participants subjects individuals adults
+    children women men cases users workers households residents respondents"""
+)
+
 # Word starts that place a question in a research field, for the planner's wording of an
 # effect plan (research.pipeline.planner.field_register).
 FIELD_CUES = {

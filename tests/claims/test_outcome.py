@@ -13,6 +13,7 @@ from research.pipeline.claims import PassageInput, RunInput, SubquestionInput, m
 from research.pipeline.claims.outcome import (
     alternatives,
     match_outcomes,
+    other_outcome,
     outcome_focus,
     parse_aim,
     reported_measure,
@@ -147,9 +148,10 @@ def test_it_drops_findings_on_another_outcome_with_the_reason_and_score(question
     dropped = {d.text: d for d in result.dropped}
     memory = next(d for text, d in dropped.items() if "memory use" in text)
     # Every phrasing is read as X = the collector, Y = request latency (the planner's reading
-    # too), so the memory finding names X but not Y: its subject-and-outcome share is 0 and
-    # it falls under the off-topic threshold before the outcome check would name it.
-    assert memory.reason.startswith("off-topic (relevance 0.2"), memory.reason
+    # too), so the memory finding names X but not Y: its subject-and-outcome share is 0, its
+    # score under the off-topic threshold, and the reason the precise one, off-outcome.
+    assert memory.reason.startswith("off-outcome (relevance 0.2"), memory.reason
+    assert "request latency" in memory.reason
     assert memory.relevance is not None and memory.relevance < 0.30
     kept_claim = next(c for c in result.claims if "latency" in c.text)
     assert kept_claim.relevance is not None
@@ -173,3 +175,14 @@ def test_it_records_a_gap_when_every_finding_is_off_outcome(encode):
     reasons = [d.reason for d in mined.results["s1"].dropped]
     assert reasons and all(r.startswith(("off-outcome", "off-topic")) for r in reasons), reasons
     assert mined.gaps[0].reason.startswith("its findings are about other outcomes")
+
+
+def test_who_was_counted_is_never_the_other_outcome():
+    exposure = {"vitamin", "d"}
+    people = (
+        "As the number of people with VDD continues to increase, the importance of this "
+        "hormone is receiving attention."
+    )
+    assert other_outcome(people, ("fractures", "falls"), exposure) == ""
+    cancer = "Vitamin D was associated with a lower incidence of colorectal cancer."
+    assert other_outcome(cancer, ("fractures", "falls"), exposure) == "colorectal cancer"

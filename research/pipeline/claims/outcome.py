@@ -43,6 +43,7 @@ from research.pipeline.effect import parse_effect
 from research.pipeline.text import (
     DOWN_WORDS,
     MEASURE_WORDS,
+    PEOPLE_NOUNS,
     STOPWORDS,
     UP_WORDS,
     content_words,
@@ -213,7 +214,11 @@ def other_outcome(text: str, alts: tuple[str, ...], exposure: set[str]) -> str:
         words = [
             w
             for w in content_words(phrase)
-            if w not in _NOT_OUTCOME and w not in _RELATION and w.isalpha() and not w.endswith("ly")
+            if w not in _NOT_OUTCOME
+            and w not in _RELATION
+            and w.lower() not in PEOPLE_NOUNS
+            and w.isalpha()
+            and not w.endswith("ly")
         ]
         stems = {stem(w) for w in words}
         if not words or stems & exposure or any(_lexical(a, stems, {}) for a in alts):

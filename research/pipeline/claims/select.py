@@ -245,7 +245,7 @@ def _relevance_first(
             out.append(d)
             continue
         reason = d.reason
-        off = off_topic(ctx, relevance) or off_outcome(ctx, sq, relevance)
+        off = off_reason(ctx, sq, relevance)
         if off:
             reason = f"{off}; also: {d.reason}"
         out.append(replace(d, reason=reason, relevance=relevance.score))
@@ -270,7 +270,7 @@ def _score_and_filter(
             ctx.best[sq.key] = max(ctx.best.get(sq.key, 0.0), score)
         why = scope_exclusion(inp.scope, profile)
         if not why and relevance is not None:
-            why = off_topic(ctx, relevance) or off_outcome(ctx, sq, relevance)
+            why = off_reason(ctx, sq, relevance)
         if why:
             result.dropped.append(_dropped(draft, why))
             continue
@@ -283,6 +283,15 @@ def _score_and_filter(
         )
         kept.append(draft)
     return kept
+
+
+def off_reason(ctx: _Context, sq: SubquestionInput, relevance: Relevance) -> str:
+    """Why a candidate is not about the question ('' when it is). One that names an effect
+    question's subject but none of its outcomes is off-outcome whatever its score: "it names
+    none of the outcomes asked" tells the reviewer more than a low relevance does."""
+    if relevance.names_subject and not relevance.names_outcome:
+        return off_outcome(ctx, sq, relevance)
+    return off_topic(ctx, relevance) or off_outcome(ctx, sq, relevance)
 
 
 def off_topic(ctx: _Context, relevance: Relevance) -> str:
