@@ -25,7 +25,7 @@ SORTS: dict[str, tuple[str, tuple[Any, ...]]] = {
 REVIEW_FILTERS: list[tuple[str, str]] = [
     ("", "Any decision"),
     ("blocking", "Blocking the gate"),
-    ("flagged", "Flagged"),
+    ("flagged", "To review (not PASS, or flagged)"),
     *[(state.value, str(state.label)) for state in ReviewState],
 ]
 

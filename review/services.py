@@ -140,7 +140,7 @@ class GateStatus:
             return "The run has not finished verification yet."
         if self.blocking:
             return f"{len(self.blocking)} claim(s) still need a reviewer's decision."
-        return "Every flagged claim has a decision: synthesis may start."
+        return "Every claim to review has a decision: synthesis may start."
 
 
 def ledger_claims(run: Run) -> QuerySet[Claim]:
@@ -153,7 +153,8 @@ def review_order(claims: QuerySet[Claim]) -> QuerySet[Claim]:
 
 
 def gate_status(run: Run) -> GateStatus:
-    """Synthesis stays blocked until every flagged claim has a final decision."""
+    """Synthesis stays blocked until every claim to review (not PASS, or carrying a flag)
+    has a final decision."""
     claims = ledger_claims(run)
     counts = claims.aggregate(
         total=Count("pk"),

@@ -82,7 +82,7 @@ def test_it_works_through_the_queue_with_the_keyboard(live_server, browser_page,
     page.goto(base + reverse("review-show-ledger", args=[run.code]))
     assert page.inner_text("#gate .gate-state") == "closed"
     press(page, "q", str(narrow.code))
-    assert "1 of 4 flagged claims" in page.inner_text("#queue-position")
+    assert "1 of 4 claims to review" in page.inner_text("#queue-position")
 
     # j / k move through the queue; e opens the evidence at the quote, b comes back.
     press(page, "j", str(reject.code))

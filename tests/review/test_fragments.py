@@ -75,7 +75,7 @@ def test_it_never_shows_a_stale_verdict_review_state_or_flag_on_the_ledger(
     html = _ledger(client, run)
     row = html.split(claim.text)[1].split("</tr>")[0]
     assert "status-uncertain" in row
-    assert f"0 of {blocking + 1} flagged claims decided" in html  # the gate follows
+    assert f"0 of {blocking + 1} claims to review decided" in html  # the gate follows
 
     Claim.objects.filter(pk=claim.pk).update(review_state=ReviewState.REJECTED)
     row = _ledger(client, run).split(claim.text)[1].split("</tr>")[0]
@@ -100,7 +100,7 @@ def test_it_follows_decisions_subquestions_and_the_run_state(client, reviewer, r
     assert "gate-closed" in before
     services.do_approve_claim(reviewer, flagged[0], 1, note="read the source: it states this")
     after = _ledger(client, run)
-    assert "1 of 3 flagged claims decided" in after
+    assert "1 of 3 claims to review decided" in after
     row = after.split(flagged[0].text)[1].split("</tr>")[0]
     assert "review-approved" in row
 
