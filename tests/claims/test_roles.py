@@ -52,6 +52,9 @@ FINDINGS = [
     "A 10% rise in the minimum wage reduced teen employment by 1.2% in the affected states.",
     "The new garbage collector cut p99 latency from 80 ms to 12 ms compared with the old one.",
     "Turnout was higher in districts with mail-in voting than in districts without it.",
+    # A design that reports is the finding's subject, not the study's description.
+    "A randomized trial of vitamin D showed fewer falls in the treated group.",
+    "A cross-sectional survey of 400 clinics reported lower wait times.",
 ]
 
 

@@ -321,6 +321,14 @@ _DESIGN = re.compile(
     r"intervention study|evaluation|investigation)\b",
     re.IGNORECASE,
 )
+# A design named as the subject of a reporting verb states what the study found, not how
+# it was built: "A randomized trial of vitamin D showed fewer falls in the treated group."
+_DESIGN_REPORTS = re.compile(
+    r"\b(?:study|trial|analysis|review|meta-analysis|experiment|survey|evaluation|cohort)\b"
+    r"[^.;]{0,80}?\b(?:showed|shows|found|finds|demonstrated|demonstrates|revealed|reveals|"
+    r"reported|reports|observed|confirmed|confirms)\b",
+    re.IGNORECASE,
+)
 _BACKGROUND = re.compile(
     r"\b(?:remains? (?:unclear|unknown|uncertain|controversial|poorly understood|elusive|"
     r"to be (?:determined|established|elucidated|clarified))|(?:is|are|was|were) (?:not|"
@@ -448,7 +456,7 @@ def _by_cues(text: str, strength: int) -> Role:
         return Role(AIM, "aim cue")
     if _CONCLUDING.search(text) or _REPORTING.search(text):
         return Role(CONCLUSION if _CONCLUDING.search(text) else RESULT, "reporting cue")
-    if _DESIGN.search(text) and strength < 2:
+    if _DESIGN.search(text) and strength < 2 and not _DESIGN_REPORTS.search(text):
         return Role(DESIGN, "design cue")
     if _METHOD_ACTIVE.search(text) and not _reports(text):
         return Role(METHOD, "method cue")
