@@ -245,6 +245,14 @@ def approved_claims(run: Run) -> dict[str, Claim]:
     return {code: by_code[code] for code in codes if code in by_code}
 
 
+def source_studied(source: Any) -> str:
+    """Who or what a source studied, as it says: its title and the population its text
+    states (the answer checks a finding is about the question's population with it)."""
+    profile = getattr(source, "profile", None)
+    population = profile.population if profile is not None else ""
+    return " ".join(p for p in (source.title or "", population) if p)
+
+
 def to_capsule(claim: Claim, quotes: list[CitedQuote]) -> Capsule:
     sub = claim.subquestion
     stated = facets(claim.text)
@@ -270,6 +278,7 @@ def to_capsule(claim: Claim, quotes: list[CitedQuote]) -> Capsule:
                 passage_fingerprint=quote.links[0].passage_fingerprint,
                 cluster=quote.source.cluster,
                 design=source_design(quote.source),
+                studied=source_studied(quote.source),
             )
             for quote in quotes
         ),

@@ -6,7 +6,10 @@ else, so a rejected or unreviewed claim cannot reach it. Offline and determinist
 1. **bears on the question** — a capsule's approved text names every content word of
    the question's intervention (the planner's reading of "Does X <verb> Y?", e.g.
    "vitamin D supplementation") and at least one content word of its outcome other than
-   a measure word ("risk", "rate": "fractures or falls"); the others are context;
+   a measure word ("risk", "rate": "fractures or falls"); the others are context; when
+   the question names a specific population ("patients with heart failure"), the finding
+   or the title or stated population of a source it cites must name it too, else it is
+   indirect evidence: reported, not counted;
 2. **stance** — the direction its approved wording states (``direction`` on the
    capsule, read by the claim miner's facets from the approved text): the question's
    direction ("reduce") is *for*; no significant effect is *null*; the opposite
@@ -49,7 +52,7 @@ from research.pipeline.claims.facets import (
     NOT_ASSOCIATED,
 )
 from research.pipeline.planner import analyze_question
-from research.pipeline.text import MEASURE_WORDS, content_stems, direction
+from research.pipeline.text import MEASURE_WORDS, POPULATION_GENERIC, content_stems, direction
 
 SUPPORTS = "supports"
 MIXED = "mixed"
@@ -96,6 +99,7 @@ class SourceFacts:
     key: str  # canonical id
     cluster: str = ""  # independence cluster ("" = the source is its own)
     design: str = ""
+    studied: str = ""  # who or what it studied: its title and stated population
 
 
 @dataclass(frozen=True)
@@ -157,9 +161,14 @@ class Question:
     asked: int | None = None  # -1 reduce, +1 increase, 0 affect; None: no effect asked
     subject_stems: frozenset[str] = frozenset()
     outcome_stems: frozenset[str] = frozenset()
+    population: str = ""  # "patients with heart failure"; "" when none is asked
+    # What a finding must name to be about that population: its words less the general
+    # ones (text.POPULATION_GENERIC); empty for "older adults" (the scope reads ages).
+    population_stems: frozenset[str] = frozenset()
 
 
 _MEASURE_STEMS = frozenset(content_stems(" ".join(sorted(MEASURE_WORDS))))
+_GENERIC_STEMS = frozenset(content_stems(" ".join(sorted(POPULATION_GENERIC))))
 
 
 def read_question(question: str) -> Question:
@@ -174,7 +183,19 @@ def read_question(question: str) -> Question:
         asked=direction(shape.verb),
         subject_stems=frozenset(content_stems(shape.subject)),
         outcome_stems=frozenset(outcome - _MEASURE_STEMS or outcome),
+        population=shape.population,
+        population_stems=frozenset(content_stems(shape.population) - _GENERIC_STEMS),
     )
+
+
+def in_population(finding: Finding, question: Question) -> bool:
+    """The finding is about the question's population: its text, or the title or stated
+    population of a source it cites, names every specific word of it ("heart failure" of
+    "patients with heart failure"). True when the question names none."""
+    if not question.population_stems:
+        return True
+    said = content_stems(" ".join([finding.text, *(s.studied for s in finding.sources)]))
+    return question.population_stems <= said
 
 
 def bears_on(text: str, question: Question) -> bool:
@@ -186,7 +207,14 @@ def bears_on(text: str, question: Question) -> bool:
 
 
 def stance(finding: Finding, question: Question) -> str:
-    """for / null / opposite against the question's direction; "" when not counted."""
+    """for / null / opposite against the question's direction; "" when not counted (a
+    finding about another population than the question's is not counted either)."""
+    said = stated_stance(finding, question)
+    return said if in_population(finding, question) else ""
+
+
+def stated_stance(finding: Finding, question: Question) -> str:
+    """What the finding says against the question's direction, whoever it is about."""
     if finding.marked or question.asked is None or not bears_on(finding.text, question):
         return ""
     if finding.direction in (NO_EFFECT, NOT_ASSOCIATED):
@@ -301,7 +329,7 @@ def _lead(findings: Sequence[Finding], found: list[_Unit], question: Question) -
             tuple(_source_keys(findings)),
         )
         found_in = f"from {sources.value} {_plural(sources.value, 'source', 'sources')}"
-        effect = f"the effect of {question.subject} on {question.outcome}"
+        effect = f"the effect of {question.subject} on {question.outcome}{_in(question)}"
         if total.value == 1:
             text = f"The one approved finding ({found_in}) does not address {effect}."
             return AnswerSentence(text, [], [sources])
@@ -312,9 +340,33 @@ def _lead(findings: Sequence[Finding], found: list[_Unit], question: Question) -
     text = (
         f"{direct.value} of the {total.value} approved findings, from {units_count.value} "
         f"independent {_plural(units_count.value, 'source', 'sources')}, state an effect of "
-        f"{question.subject} on {question.outcome}."
+        f"{question.subject} on {question.outcome}{_in(question)}."
     )
     return AnswerSentence(text, counted, [direct, total, units_count])
+
+
+def _in(question: Question) -> str:
+    """ " in patients with heart failure" when the answer checks the population."""
+    return f" in {question.population}" if question.population_stems else ""
+
+
+def _elsewhere(findings: Sequence[Finding], question: Question) -> AnswerSentence | None:
+    """The findings that state an effect on the question, but for another population."""
+    other = [
+        f.code for f in findings if stated_stance(f, question) and not in_population(f, question)
+    ]
+    if not other:
+        return None
+    count = _claims_count(other, "approved findings about another population")
+    verb = _plural(count.value, "states", "state")
+    text = (
+        f"{count.value} approved {_plural(count.value, 'finding', 'findings')} {verb} an "
+        f"effect of {question.subject} on {question.outcome}, but not in "
+        f"{question.population} (neither {_plural(count.value, 'it', 'they')} nor "
+        f"{_plural(count.value, 'its source', 'their sources')} name it): indirect evidence, "
+        "not counted."
+    )
+    return AnswerSentence(text, other, [count])
 
 
 def _unit_codes(members: Sequence[_Unit], said: str | None = None) -> list[str]:
@@ -382,8 +434,18 @@ def _uncounted(findings: Sequence[Finding], question: Question) -> AnswerSentenc
     return AnswerSentence(text, marked, [count])
 
 
-def _top_finding(findings: Sequence[Finding]) -> AnswerSentence:
-    top = max(findings, key=lambda f: (not f.marked, f.confidence or 0.0, -len(f.text)))
+def _top_finding(findings: Sequence[Finding], question: Question) -> AnswerSentence:
+    """The finding to quote when none was counted: verified first, then one that names the
+    question's intervention and outcome (even for another population), then confidence."""
+    top = max(
+        findings,
+        key=lambda f: (
+            not f.marked,
+            question.asked is not None and bears_on(f.text, question),
+            f.confidence or 0.0,
+            -len(f.text),
+        ),
+    )
     if top.marked:  # nothing approved here was verified: no "most confident" to speak of
         said = (
             "No approved finding here was verified; "
@@ -411,11 +473,14 @@ def bottom_line(
     design = _design_sentence(found, question)
     if design is not None:
         sentences.append(design)
+    elsewhere = _elsewhere(findings, question)
+    if elsewhere is not None:
+        sentences.append(elsewhere)
     uncounted = _uncounted(findings, question)
     if uncounted is not None:
         sentences.append(uncounted)
     if design is None:
-        sentences.append(_top_finding(findings))
+        sentences.append(_top_finding(findings, question))
     return BottomLine(key, title, consensus, weight_for, weight_against, sentences)
 
 
@@ -448,7 +513,14 @@ def consensus_rule(question: Question) -> list[str]:
         "Bottom line and consensus are computed offline from approved claims only. A "
         f"finding bears on the question when its approved text names every content word of "
         f"the intervention (“{question.subject}”) and at least one of the outcome "
-        f"(“{question.outcome}”); the others are reported as context and not counted.",
+        f"(“{question.outcome}”); the others are reported as context and not counted."
+        + (
+            f" It counts only when it, or the title or stated population of a source it "
+            f"cites, also names the question's population (“{question.population}”); a "
+            "finding about another population is indirect evidence, reported and not counted."
+            if question.population_stems
+            else ""
+        ),
         "Its direction is read from the approved wording: the question's direction counts "
         "for; no significant effect, or the opposite direction, counts against; an "
         "association without a direction is not counted, nor is a claim approved without "

@@ -68,6 +68,7 @@ class CapsuleEvidence:
     passage_fingerprint: str
     cluster: str = ""  # the source's independence cluster ("" = its own)
     design: str = ""  # the source's study design as its text states it ("" = not stated)
+    studied: str = ""  # who or what the source studied: its title and stated population
 
 
 @dataclass(frozen=True)
@@ -181,7 +182,9 @@ def as_finding(capsule: Capsule) -> AnswerFinding:
     """A capsule as the bottom line reads it: one entry per source it cites."""
     seen: dict[str, SourceFacts] = {}
     for ev in capsule.evidence:
-        seen.setdefault(ev.source_key, SourceFacts(ev.source_key, ev.cluster, ev.design))
+        seen.setdefault(
+            ev.source_key, SourceFacts(ev.source_key, ev.cluster, ev.design, ev.studied)
+        )
     return AnswerFinding(
         code=capsule.code,
         text=capsule.text,

@@ -160,6 +160,16 @@ PEOPLE_NOUNS = _wordset(
     children women men cases users workers households residents respondents"""
 )
 
+# Who a population is in general terms (age, sex, health, size): a question's population
+# minus these words is what a finding must name to be about it ("patients with heart
+# failure" -> heart failure; "older adults" -> nothing to check: the plan's scope reads ages).
+POPULATION_GENERIC = PEOPLE_NOUNS | _wordset(
+    """older old elderly aged age ages young younger adolescents adolescent teenagers
+    teenager teens infants infant toddlers babies seniors senior middle-aged adult child
+    woman man female male females males healthy general large small big overall typical
+    different various new community-dwelling living"""
+)
+
 # Word starts that place a question in a research field, for the planner's wording of an
 # effect plan (research.pipeline.planner.field_register).
 FIELD_CUES = {

@@ -4,6 +4,7 @@ design weights, the consensus, and sentences whose every number is traceable."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from research.pipeline.answer import (
     AGAINST,
@@ -236,3 +237,42 @@ def test_the_evidence_table_shows_a_direction_only_beside_an_outcome_it_names():
     )
     assert finding_cell("C1", facets(warranted), labelled=True) == ""  # "increases" what?
     assert finding_cell("C2", facets(TRIAL), labelled=True) == "C2: decreases, by 43 percent"
+
+
+def test_a_finding_about_another_population_is_reported_and_not_counted():
+    question = "Do statins reduce mortality in patients with heart failure?"
+    primary = finding(
+        "C1",
+        "Treatment with statins significantly reduced the risk of all cause mortality "
+        "(odds ratio 0.88).",
+        "decreases",
+        source="doi:1",
+        design="meta-analysis",
+    )
+    result = answer([primary], question, [("s1", "What do studies report?")])
+    line = result.question
+    texts = " ".join(s.text for s in line.sentences)
+
+    assert line.consensus == INSUFFICIENT  # a meta-analysis, but not in heart failure
+    assert "address the effect of statins on mortality in patients with heart failure" in texts
+    assert "1 approved finding states an effect of statins on mortality, but not in " in texts
+    assert "indirect evidence, not counted" in texts
+    # with a finding off the question beside it, the one quoted is the one on the question
+    cells = finding(
+        "C2",
+        "Statins reduced the viability of carcinoma cells.",
+        "decreases",
+        source="doi:2",
+        design="in-vitro",
+        confidence=0.99,
+    )
+    quoted = answer([primary, cells], question, [("s1", "What?")]).question.sentences[-1]
+    assert quoted.claims == ["C1"]
+    # the same finding from a source whose title names the population is counted
+    titled = replace(
+        primary,
+        sources=(SourceFacts("doi:1", "", "meta-analysis", "Statins in chronic heart failure"),),
+    )
+    assert answer([titled], question, [("s1", "What?")]).question.consensus == SUPPORTS
+    # a population the scope reads (ages) is not checked here
+    assert read_question(QUESTION).population_stems == frozenset()

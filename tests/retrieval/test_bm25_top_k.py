@@ -200,6 +200,26 @@ def test_it_packs_every_pending_term_from_the_command(libraries):
     _assert_packed_form_equals_postings()
 
 
+def test_the_command_indexes_passages_the_bm25_index_misses(libraries):
+    """An upgraded database holds passages stored before the index existed: the command
+    indexes them, so BM25 finds them, before packing."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    bones, _ = libraries
+    late = _add(random.Random(7), bones, TOPIC, 99)  # stored, never indexed
+    terms = query_terms(" ".join(TOPIC))
+    assert late.pk not in {pid for pid, _, _ in _scan(terms, 100)}
+
+    out = StringIO()
+    call_command("packpostings", all=True, stdout=out)
+
+    assert out.getvalue().startswith("indexed 1 passages missing from the BM25 index")
+    assert late.pk in {pid for pid, _, _ in _scan(terms, 100)}
+    _assert_packed_form_equals_postings()
+
+
 @pytest.mark.parametrize(
     ("ids", "tf", "dl", "width"),
     [
