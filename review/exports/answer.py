@@ -213,7 +213,10 @@ def noun_phrase(phrase: str, *, intervention: bool = False) -> str:
     """A facet as a table cell may show it: trimmed of dangling function words, or
     empty when it is not a clean noun phrase (the claim in the register says it all)."""
     words = phrase.split()
-    while words and words[-1].lower().strip(",;:") in _FUNCTION_WORDS:
+    while words and (
+        words[-1].lower().strip(",;:") in _FUNCTION_WORDS
+        or (words[-1].lower().endswith("ly") and len(words[-1]) > 4)  # "… significantly"
+    ):
         words.pop()
     while words and words[0].lower() in ("with", "to", "on", "of"):
         words.pop(0)

@@ -8,6 +8,7 @@ from research.pipeline.claims.facets import direction_of, facets
 from research.pipeline.claims.roles import (
     DROP_REASONS,
     FINDING_ROLES,
+    FRAGMENT,
     NON_FINDING_ROLES,
     ROLES,
     classify_sentence,
@@ -211,6 +212,17 @@ def test_it_reads_population_intervention_outcome_direction_and_effect():
     assert null.population == "US states"
 
 
+def test_an_effect_keeps_its_confidence_interval_and_the_interval_is_no_second_effect():
+    statins = facets(
+        "Treatment with statins significantly reduced the risk of all cause mortality (odds "
+        "ratio 0.88, 95% confidence interval 0.81 to 0.96), major coronary events (0.70)."
+    )
+    assert statins.effect == "odds ratio 0.88, 95% confidence interval 0.81 to 0.96"
+    assert facets("The hazard ratio was 0.75 (95% CI 0.6-0.9).").effect == (
+        "hazard ratio was 0.75 (95% CI 0.6-0.9)"
+    )
+
+
 def test_a_shortfall_is_not_a_null_effect():
     # From the vitamin D report: the evidence table gave this sentence "no effect".
     shortfall = (
@@ -223,3 +235,15 @@ def test_a_shortfall_is_not_a_null_effect():
     assert direction_of("Static typing was not associated with fewer defects.") == (
         "not associated"
     )
+
+
+def test_it_calls_a_sentence_that_opens_with_a_bare_verb_a_fragment():
+    # The subject is in the sentence before: "Statins lower LDL. Only moderately reduce …"
+    role = classify_sentence("Only moderately reduce CVD mortality.")
+    assert role.role == FRAGMENT and "'reduce'" in role.cue
+    for sentence in (
+        "Increased physical activity reduced falls.",  # a participle opening a noun phrase
+        "Lower doses improved outcomes.",
+        "Early treatment reduced mortality.",
+    ):
+        assert classify_sentence(sentence).role != FRAGMENT, sentence

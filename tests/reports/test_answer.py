@@ -276,3 +276,12 @@ def test_a_finding_about_another_population_is_reported_and_not_counted():
     assert answer([titled], question, [("s1", "What?")]).question.consensus == SUPPORTS
     # a population the scope reads (ages) is not checked here
     assert read_question(QUESTION).population_stems == frozenset()
+
+
+def test_a_table_cell_does_not_end_on_an_adverb():
+    from review.exports.answer import noun_phrase
+
+    assert noun_phrase("Treatment with statins significantly", intervention=True) == (
+        "Treatment with statins"
+    )
+    assert noun_phrase("the risk of all cause mortality") == "the risk of all cause mortality"

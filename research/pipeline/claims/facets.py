@@ -92,10 +92,19 @@ _LEAD = re.compile(
     r"^(?:(?:in|among|for|from|across|after|during|over|using|with) (?:[^,]|,(?=\d)){3,160},\s*)+",
     re.I,
 )
+# A confidence interval stays with the figure it qualifies: "odds ratio 0.88, 95% confidence
+# interval 0.81 to 0.96" is one effect, and its "95%" is not a second one.
+_INTERVAL = (
+    r"(?:[,;]?\s*(?:90|95|99)\s*%\s*(?:confidence interval|CI)[,:\s]*"
+    r"-?\d+(?:\.\d+)?\s*(?:to|-|–)\s*-?\d+(?:\.\d+)?)?"
+)
 _EFFECT = re.compile(
-    r"(?:\bby\s+)?\d+(?:\.\d+)?\s*(?:%|percent\b|per cent\b)(?:\s*\([^)]{0,80}\))?|"
+    r"(?:\bby\s+)?\d+(?:\.\d+)?\s*(?:%|percent\b|per cent\b)"
+    r"(?!\s*(?:confidence|credible|CI\b))(?:\s*\([^)]{0,80}\))?|"
     r"\b(?:OR|RR|HR|IRR|odds ratio|hazard ratio|relative risk|risk ratio|rate ratio)"
-    r"[,:=\s]*(?:of\s+)?\d+(?:\.\d+)?(?:\s*[\(\[][^)\]]{0,80}[\)\]])?|"
+    r"[,:=\s]*(?:(?:of|was|were|is)\s+)?\d+(?:\.\d+)?(?:\s*[\(\[][^)\]]{0,80}[\)\]])?"
+    + _INTERVAL
+    + "|"
     r"\b[Pp]\s*[<=≤]\s*0?\.\d+|\b\d+(?:\.\d+)?[- ]fold\b",
 )
 

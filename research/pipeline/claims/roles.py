@@ -25,7 +25,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from research.pipeline.text import DOWN_WORDS, NULL_EFFECT, UP_WORDS, quantities, words
+from research.pipeline.text import (
+    DOWN_WORDS,
+    EFFECT_VERB_OPPOSITES,
+    NULL_EFFECT,
+    UP_WORDS,
+    quantities,
+    words,
+)
 
 RESULT = "result"
 CONCLUSION = "conclusion"
@@ -446,8 +453,30 @@ def _fragment(text: str) -> str:
         return "starts in lower case"
     if not _balanced(text):
         return "unbalanced brackets"
+    verb = _subjectless(text)
+    if verb:
+        return f"starts with the verb {verb!r}: its subject is in another sentence"
     if _DANGLING.match(text):
         return f"starts with {text.split()[0]!r}, which refers to something outside it"
+    return ""
+
+
+# Effect verbs in their bare form: a sentence that opens with one (after adverbs) has no
+# subject: "Only moderately reduce CVD mortality." ("Lower" and "raise" also open noun
+# phrases: "Lower doses were …".)
+_BARE_VERBS = frozenset(
+    v for v in EFFECT_VERB_OPPOSITES if " " not in v and not v.endswith("s")
+) - {"lower", "raise", "help"}
+_LEADING_ADVERBS = frozenset(["only", "also", "still", "further", "even", "not", "then"])
+
+
+def _subjectless(text: str) -> str:
+    """The bare effect verb a sentence opens with, after adverbs ('' when it does not)."""
+    for word in re.findall(r"[A-Za-z]+", text)[:5]:
+        low = word.lower()
+        if low in _LEADING_ADVERBS or (low.endswith("ly") and len(low) > 4):
+            continue
+        return low if low in _BARE_VERBS else ""
     return ""
 
 
