@@ -38,6 +38,12 @@ def test_it_splits_independent_clauses_but_not_lists_of_nouns():
     assert split_coordination("Both mice and rats were treated with aspirin.") == [
         "Both mice and rats were treated with aspirin."
     ]
+    # a second clause without a subject of its own stays with the first
+    whole = (
+        "Firstly, evidence suggests that, in primary prevention, statins substantially "
+        "decrease CVD morbidity, but only moderately reduce CVD mortality."
+    )
+    assert split_coordination(whole) == [whole]
 
 
 def test_it_merges_the_same_proposition_from_several_passages_into_one_claim():

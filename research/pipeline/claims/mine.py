@@ -245,7 +245,13 @@ def split_coordination(sentence: str) -> list[str]:
     clauses = [pieces[0]]
     for sep, piece in zip(seps, pieces[1:], strict=True):
         current, tokens = clauses[-1], piece.split()
-        if _first_verb(current.split()) > 0 and _first_verb(tokens) > 0:
+        lead = _leading_adverbs(tokens)
+        if lead and lead < len(tokens) and is_verb(tokens[lead]):
+            # "…, but only moderately reduce CVD mortality": no subject of its own, and the
+            # first clause's may sit behind a frame ("evidence suggests that … statins"):
+            # kept whole rather than split into a sentence without a subject.
+            clauses[-1] = current + sep + piece
+        elif _first_verb(current.split()) > 0 and _first_verb(tokens) > 0:
             clauses.append(piece)
         elif _first_verb(current.split()) > 0 and tokens and is_verb(tokens[0]):
             clauses.append(f"{_subject(current)} {piece}")
@@ -253,6 +259,21 @@ def split_coordination(sentence: str) -> list[str]:
             clauses[-1] = current + sep + piece
     parts = [p for clause in clauses for p in _split_predicates(clause)]
     return [p for p in (_tidy(p) for p in parts) if p]
+
+
+_ADVERBS = frozenset(["only", "also", "still", "further", "even", "then", "not", "yet"])
+
+
+def _leading_adverbs(tokens: list[str]) -> int:
+    """How many tokens open the piece as adverbs ("only moderately …")."""
+    n = 0
+    for token in tokens:
+        low = token.lower().strip(",")
+        if low in _ADVERBS or (low.endswith("ly") and len(low) > 4 and not is_verb(low)):
+            n += 1
+        else:
+            break
+    return n
 
 
 def _subject(clause: str) -> str:
