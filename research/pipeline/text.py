@@ -167,7 +167,8 @@ POPULATION_GENERIC = PEOPLE_NOUNS | _wordset(
     """older old elderly aged age ages young younger adolescents adolescent teenagers
     teenager teens infants infant toddlers babies seniors senior middle-aged adult child
     woman man female male females males healthy general large small big overall typical
-    different various new community-dwelling living"""
+    different various new community-dwelling living type stage grade class early late
+    advanced chronic acute mild moderate severe"""
 )
 
 # Word starts that place a question in a research field, for the planner's wording of an

@@ -274,8 +274,10 @@ def test_a_finding_about_another_population_is_reported_and_not_counted():
         sources=(SourceFacts("doi:1", "", "meta-analysis", "Statins in chronic heart failure"),),
     )
     assert answer([titled], question, [("s1", "What?")]).question.consensus == SUPPORTS
-    # a population the scope reads (ages) is not checked here
+    # a population the scope reads (ages) is not checked here, nor a qualifier of a disease
     assert read_question(QUESTION).population_stems == frozenset()
+    diabetes = read_question("Does metformin reduce mortality in patients with type 2 diabetes?")
+    assert diabetes.population_stems == {"diabet"}
 
 
 def test_a_table_cell_does_not_end_on_an_adverb():
