@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from ledger.models import Library
 from ledger.services.library import plan_may_search
 from ledger.services.search_hits import do_record_search_hits
+from ledger.services.sparse_index import sync_sparse_index
 from research.models import RunState, StageCheckpoint
 from research.pipeline.retrieve.rerank import RANKING_NOTES
 from research.stages import adapters
@@ -110,6 +111,8 @@ def run(ctx: StageContext) -> None:
         ctx.save_cursor(planned=[asdict(q) for q in queries], per_subquestion=per_sq, done_keys=[])
     planned = [PlannedQuery(**item) for item in ctx.cursor["planned"]]
     library = searchable_library(ctx)
+    if library is not None and "bm25_checked" not in ctx.cursor:
+        _complete_bm25_index(ctx, library)
     available = adapters.search_adapters(library)
     done: list[str] = list(ctx.cursor.get("done_keys", []))
     ctx.progress(len(done), len(planned))
@@ -122,6 +125,20 @@ def run(ctx: StageContext) -> None:
         ctx.save_cursor(done_keys=done, done=len(done), total=len(planned))
         ctx.count(hits=ctx.checkpoint.counters.get("hits", 0) + hits)
     ctx.count(issued=len(done))
+
+
+def _complete_bm25_index(ctx: StageContext, library: Library) -> None:
+    """Index the library's passages the BM25 index misses before searching it (stored by an
+    import older than the index, or copied from another database): a hybrid search of a
+    half-indexed library is dense search in all but name. A no-op once complete."""
+    report = sync_sparse_index(library)
+    if report.indexed:
+        ctx.note(
+            "bm25 index",
+            f"{report.indexed} passages of the library {library.name!r} were missing from "
+            "the BM25 index and were indexed before searching",
+        )
+    ctx.save_cursor(bm25_checked=True)
 
 
 def searchable_library(ctx: StageContext) -> Library | None:

@@ -119,6 +119,26 @@ def test_it_runs_a_plan_through_every_stage_to_awaiting_review(author, library):
     assert all(c.reason for c in candidates)
 
 
+def test_it_indexes_what_the_bm25_index_misses_before_searching_a_library(author, library):
+    from ledger.models import SparseDocument
+    from ledger.services.sparse_index import stale_passage_ids
+
+    SparseDocument.objects.all().delete()  # a library stored before its BM25 index existed
+    assert stale_passage_ids(("chunk",), library)
+
+    run = start(author, library)
+    runner.step(run.code)  # queued -> searching
+    runner.step(run.code)  # searching
+
+    searching = run.checkpoints.get(stage="searching", round=0)
+    assert (
+        "missing from the BM25 index and were indexed before searching"
+        in (searching.notes["bm25 index"])
+    )
+    assert not stale_passage_ids(("chunk", "section"), library)
+    assert searching.cursor["bm25_checked"] is True
+
+
 def test_it_resumes_counter_evidence_without_searching_a_claim_twice(author, library, monkeypatch):
     run = run_until(start(author, library), RunState.COUNTERING)
     claims = list(Claim.objects.filter(run=run).order_by("pk"))
