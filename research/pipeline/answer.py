@@ -363,7 +363,8 @@ def _elsewhere(findings: Sequence[Finding], question: Question) -> AnswerSentenc
         f"{count.value} approved {_plural(count.value, 'finding', 'findings')} {verb} an "
         f"effect of {question.subject} on {question.outcome}, but not in "
         f"{question.population} (neither {_plural(count.value, 'it', 'they')} nor "
-        f"{_plural(count.value, 'its source', 'their sources')} name it): indirect evidence, "
+        f"{_plural(count.value, 'its source names', 'their sources name')} it): indirect "
+        "evidence, "
         "not counted."
     )
     return AnswerSentence(text, other, [count])

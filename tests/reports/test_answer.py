@@ -256,7 +256,7 @@ def test_a_finding_about_another_population_is_reported_and_not_counted():
     assert line.consensus == INSUFFICIENT  # a meta-analysis, but not in heart failure
     assert "address the effect of statins on mortality in patients with heart failure" in texts
     assert "1 approved finding states an effect of statins on mortality, but not in " in texts
-    assert "indirect evidence, not counted" in texts
+    assert "(neither it nor its source names it): indirect evidence, not counted" in texts
     # with a finding off the question beside it, the one quoted is the one on the question
     cells = finding(
         "C2",
