@@ -40,7 +40,7 @@ from research.pipeline.synthesize import Capsule, CapsuleEvidence, Synthesis, sy
 from research.providers.llm import LLMClient
 from review import services as review_services
 from review.exports import bundle, citations
-from review.exports.answer import source_design, untraceable_numbers
+from review.exports.answer import source_design, source_studied, untraceable_numbers
 from review.exports.document import (
     CitedQuote,
     DocumentInputs,
@@ -243,14 +243,6 @@ def approved_claims(run: Run) -> dict[str, Claim]:
     )
     by_code = {str(claim.code): claim for claim in rows}
     return {code: by_code[code] for code in codes if code in by_code}
-
-
-def source_studied(source: Any) -> str:
-    """Who or what a source studied, as it says: its title and the population its text
-    states (the answer checks a finding is about the question's population with it)."""
-    profile = getattr(source, "profile", None)
-    population = profile.population if profile is not None else ""
-    return " ".join(p for p in (source.title or "", population) if p)
 
 
 def to_capsule(claim: Claim, quotes: list[CitedQuote]) -> Capsule:

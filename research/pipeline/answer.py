@@ -364,8 +364,7 @@ def _elsewhere(findings: Sequence[Finding], question: Question) -> AnswerSentenc
         f"effect of {question.subject} on {question.outcome}, but not in "
         f"{question.population} (neither {_plural(count.value, 'it', 'they')} nor "
         f"{_plural(count.value, 'its source names', 'their sources name')} it): indirect "
-        "evidence, "
-        "not counted."
+        "evidence, not counted."
     )
     return AnswerSentence(text, other, [count])
 

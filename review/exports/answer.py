@@ -159,6 +159,18 @@ def source_design(source: Source) -> str:
     return profile.design if profile is not None else ""
 
 
+def source_population(source: Source) -> str:
+    """Who the source studied, as its text states it ('' until mining profiled it)."""
+    profile = getattr(source, "profile", None)
+    return profile.population if profile is not None else ""
+
+
+def source_studied(source: Source) -> str:
+    """Who or what a source studied, as it says: its title and the population its text
+    states (the bottom line checks a finding is about the question's population with it)."""
+    return " ".join(p for p in (source.title or "", source_population(source)) if p)
+
+
 def source_year(source: Source) -> str:
     if source.published_date:
         return str(source.published_date.year)
@@ -245,9 +257,8 @@ def finding_cell(label: str, parts: Facets, labelled: bool) -> str:
 
 def _source_row(entry: _SourceFacts, numbering: Numbering) -> SourceRow:
     parts = [(numbering.labels[str(c.code)], facets(c.text)) for c in entry.claims]
-    profile = getattr(entry.source, "profile", None)
     # Who the source studied (its own text), else who its approved claims name.
-    population = (profile.population if profile is not None else "") or _joined(
+    population = source_population(entry.source) or _joined(
         noun_phrase(p.population) for _, p in parts
     )
     labelled = len(parts) > 1
