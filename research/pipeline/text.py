@@ -153,6 +153,17 @@ FOR_COMPLEMENT_NOUNS = _wordset(
     prescription prescriptions spending appetite desire"""
 )
 
+# Adverbs that open a clause before its verb: "… but only moderately reduce CVD mortality".
+LEADING_ADVERBS = _wordset("only also still further even then not yet")
+
+
+def is_adverb(word: str) -> bool:
+    """One of :data:`LEADING_ADVERBS`, or an -ly word longer than four letters
+    ("moderately"; not "fly")."""
+    low = word.lower().strip(",")
+    return low in LEADING_ADVERBS or (low.endswith("ly") and len(low) > 4)
+
+
 # Who was counted, never what was measured: "the number of people with VDD" reports no
 # outcome (research.pipeline.claims.outcome.other_outcome).
 PEOPLE_NOUNS = _wordset(

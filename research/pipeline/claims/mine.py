@@ -42,6 +42,7 @@ from research.pipeline.text import (
     claim_fingerprint,
     content_stems,
     content_words,
+    is_adverb,
     negated,
     quantities,
     split_sentences,
@@ -261,15 +262,11 @@ def split_coordination(sentence: str) -> list[str]:
     return [p for p in (_tidy(p) for p in parts) if p]
 
 
-_ADVERBS = frozenset(["only", "also", "still", "further", "even", "then", "not", "yet"])
-
-
 def _leading_adverbs(tokens: list[str]) -> int:
     """How many tokens open the piece as adverbs ("only moderately …")."""
     n = 0
     for token in tokens:
-        low = token.lower().strip(",")
-        if low in _ADVERBS or (low.endswith("ly") and len(low) > 4 and not is_verb(low)):
+        if is_adverb(token) and not is_verb(token):
             n += 1
         else:
             break

@@ -30,6 +30,7 @@ from research.pipeline.text import (
     EFFECT_VERB_OPPOSITES,
     NULL_EFFECT,
     UP_WORDS,
+    is_adverb,
     quantities,
     words,
 )
@@ -467,16 +468,14 @@ def _fragment(text: str) -> str:
 _BARE_VERBS = frozenset(
     v for v in EFFECT_VERB_OPPOSITES if " " not in v and not v.endswith("s")
 ) - {"lower", "raise", "help"}
-_LEADING_ADVERBS = frozenset(["only", "also", "still", "further", "even", "not", "then"])
 
 
 def _subjectless(text: str) -> str:
     """The bare effect verb a sentence opens with, after adverbs ('' when it does not)."""
     for word in re.findall(r"[A-Za-z]+", text)[:5]:
-        low = word.lower()
-        if low in _LEADING_ADVERBS or (low.endswith("ly") and len(low) > 4):
+        if is_adverb(word):
             continue
-        return low if low in _BARE_VERBS else ""
+        return word.lower() if word.lower() in _BARE_VERBS else ""
     return ""
 
 
