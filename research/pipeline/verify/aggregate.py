@@ -36,6 +36,7 @@ the verdict would have been with them, but they never change the verdict.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -285,8 +286,6 @@ def states_no_finding(quote: str) -> str:
         if role not in _NO_FINDING:
             return ""
         kinds.append(_NO_FINDING[role])
-    if not kinds:
-        return ""
     return "its quote states " + " and ".join(dict.fromkeys(kinds)) + ", not a finding"
 
 
@@ -632,16 +631,9 @@ def _notes_on_set_aside(verdict: ClaimVerdict, tally: _Tally) -> None:
                 f" Possible contradiction on evidence {eid}, not credible ({why}): "
                 f"{vote.verifier} ({vote.score:.2f})."
             )
-    reasons: dict[str, int] = {}
-    for _, why in tally.set_aside:
-        reasons[why] = reasons.get(why, 0) + 1
-    for why, n in sorted(reasons.items()):
-        verdict.rationale += f" Not counted: {n} contradiction vote(s) because {why}."
-    unfounded: dict[str, int] = {}
-    for _, why in tally.no_finding:
-        unfounded[why] = unfounded.get(why, 0) + 1
-    for why, n in sorted(unfounded.items()):
-        verdict.rationale += f" Not counted: {n} support vote(s) because {why}."
+    for kind, votes in (("contradiction", tally.set_aside), ("support", tally.no_finding)):
+        for why, n in sorted(Counter(why for _, why in votes).items()):
+            verdict.rationale += f" Not counted: {n} {kind} vote(s) because {why}."
 
 
 def _flags(
