@@ -175,11 +175,14 @@ REGISTERS = {
 }
 
 
+_QUESTION_WORD = re.compile(r"[\w][\w'+-]*")  # "vitamin", "open-source", "C++"
+
+
 def field_register(question: str) -> Register:
     """The question's research register: clinical, policy, technical, or general. A question
     goes to the field whose cue words (:data:`research.pipeline.text.FIELD_CUES`, matched at
     a word's start) it holds most; none, or a tie, gives the neutral "general" register."""
-    words = re.findall(r"[\w][\w'+-]*", question.casefold())
+    words = _QUESTION_WORD.findall(question.casefold())
     hits = {
         field: sum(any(w.startswith(cue) for cue in cues) for w in words)
         for field, cues in FIELD_CUES.items()
@@ -191,7 +194,7 @@ def field_register(question: str) -> Register:
 
 def keywords(text: str) -> str:
     """Content words in order, without stopwords or duplicates."""
-    words = re.findall(r"[\w][\w'+-]*", text)
+    words = _QUESTION_WORD.findall(text)
     kept = [w for w in words if w.casefold() not in QUESTION_STOPWORDS]
     return " ".join(dict.fromkeys(kept))
 
