@@ -98,7 +98,7 @@ def envjudges(name: str) -> list[tuple[str, str, str]]:
 
 
 def envsecret(name: str, *, required: bool, dev_default: str) -> str:
-    """A secret that production must set; development gets a per-process throwaway."""
+    """A secret that production must set; development gets ``dev_default``."""
     raw = os.environ.get(name, "")
     if raw:
         if required and len(raw) < 32:
@@ -112,19 +112,41 @@ def envsecret(name: str, *, required: bool, dev_default: str) -> str:
 def local_secret_key(path: Path) -> str:
     """A key made once for this install and kept (mode 0600) in ``path``.
 
-    Only for a local install on the embedded database: a deployment with its own
-    DATABASE_URL must set DJANGO_SECRET_KEY.
+    Only for a local install (the embedded database, or ``DJANGO_DEBUG``): a deployment
+    with its own DATABASE_URL must set DJANGO_SECRET_KEY. Every process of the install
+    reads the same key: web processes starting together race to create the file, and the
+    first to link its complete file wins (``os.link`` fails on an existing name), so no
+    process keeps a key another overwrote (which would sign users out at random).
     """
-    if path.is_file():
-        key = path.read_text().strip()
-        if len(key) >= 32:
-            return key
+    key = _read_key(path)
+    if key:
+        return key
     path.parent.mkdir(parents=True, exist_ok=True)
-    key = secrets.token_urlsafe(50)
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    draft = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(descriptor, "w") as handle:
-        handle.write(key + "\n")
+        handle.write(secrets.token_urlsafe(50) + "\n")
+    try:
+        os.link(draft, path)
+    except FileExistsError:
+        # Another process made it first (use theirs), or an old file holds no usable key
+        # (links publish whole files only, so a short one is not a race: replace it).
+        if not _read_key(path):
+            os.replace(draft, path)
+    finally:
+        draft.unlink(missing_ok=True)
+    key = _read_key(path)
+    if not key:
+        raise ImproperlyConfigured(f"{path} holds no usable secret key; delete it")
     return key
+
+
+def _read_key(path: Path) -> str:
+    try:
+        key = path.read_text().strip()
+    except FileNotFoundError:
+        return ""
+    return key if len(key) >= 32 else ""
 
 
 def envdatabase(name: str) -> dict[str, object]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from datetime import timedelta
 from pathlib import Path
 
@@ -31,11 +30,10 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 DEBUG = envbool("DJANGO_DEBUG", False)
 SECRET_KEY = envsecret(
     "DJANGO_SECRET_KEY",
-    # With the embedded database (a local install) a key kept in .data/ will do.
+    # A local install (the embedded database, or DEBUG) keeps one key in .data/, shared
+    # by all its processes: a key per process would sign users out at random.
     required=not DEBUG and not uses_embedded_database(envstr("DATABASE_URL")),
-    dev_default=local_secret_key(BASE_DIR / ".data" / "secret_key")
-    if not DEBUG
-    else "dev-" + secrets.token_urlsafe(40),
+    dev_default=local_secret_key(BASE_DIR / ".data" / "secret_key"),
 )
 ALLOWED_HOSTS = envlist("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = envlist("DJANGO_CSRF_TRUSTED_ORIGINS", [])
@@ -284,7 +282,11 @@ ENCODER_BATCH_TOKENS = envint("ENCODER_BATCH_TOKENS", 0, minimum=0)
 # Where ONNX exports of the encoder are kept (made on first use or by export_encoder).
 ENCODER_CACHE_DIR = Path(envstr("ENCODER_CACHE_DIR", "") or BASE_DIR / ".data/cache/encoders")
 RERANKER_MODEL = envstr("RERANKER_MODEL", "")  # empty: no reranker, recorded as such
-NLI_MODEL = envstr("NLI_MODEL", "")  # empty: no NLI verifier, recorded as such
+# The entailment family: empty = the shipped model (research/pipeline/verify/weights/nli);
+# a folder with an nli.json manifest or a sentence-transformers cross-encoder; "off" = none.
+NLI_MODEL = envstr("NLI_MODEL", "")
+# Fold models of `train_nli --stage folds`, for out-of-fold bench figures on SciFact train.
+NLI_FOLDS_DIR = Path(envstr("NLI_FOLDS_DIR", "") or BASE_DIR / ".data/nli-train")
 LLM_BASE_URL = envstr("LLM_BASE_URL", "")  # OpenAI-compatible; empty: offline defaults
 LLM_MODEL = envstr("LLM_MODEL", "")
 LLM_API_KEY = envstr("LLM_API_KEY", "")
