@@ -85,3 +85,60 @@ class OnnxEncoder:
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         result = self.session.run(None, {k: v for k, v in feed.items() if k in self._inputs})
         return np.asarray(result[0], dtype=np.float32)
+
+
+class OnnxCrossEncoder:
+    """A sequence-pair classifier exported to ONNX: (premise, hypothesis) -> logits.
+
+    Pairs are tokenized together (premise truncated first, to ``max_length`` tokens),
+    sorted by length and run in batches of at most ``max_tokens`` padded tokens, like
+    :class:`OnnxEncoder`; logits come back in input order.
+    """
+
+    def __init__(self, graph: Path, tokenizer: Path, max_length: int, threads: int) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.tokenizer = Tokenizer.from_file(str(tokenizer))
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(max_length, strategy="longest_first")
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = max(1, threads)
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.log_severity_level = 3
+        self.session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+        self._inputs = {i.name for i in self.session.get_inputs()}
+
+    def logits(
+        self, pairs: list[tuple[str, str]], batch_size: int = 64, max_tokens: int = 2048
+    ) -> NDArray[np.float32]:
+        if not pairs:
+            return np.zeros((0, 0), dtype=np.float32)
+        encodings = self.tokenizer.encode_batch([(p.strip(), h.strip()) for p, h in pairs])
+        order = sorted(range(len(pairs)), key=lambda i: -len(encodings[i].ids))
+        out: NDArray[np.float32] | None = None
+        start = 0
+        while start < len(order):
+            width = len(encodings[order[start]].ids)
+            rows = max(1, min(batch_size, max_tokens // max(width, 1)))
+            chunk = order[start : start + rows]
+            start += rows
+            batch = [encodings[i] for i in chunk]
+            ids = np.zeros((len(batch), width), dtype=np.int64)
+            mask = np.zeros_like(ids)
+            types = np.zeros_like(ids)
+            for row, encoding in enumerate(batch):
+                n = len(encoding.ids)
+                ids[row, :n] = encoding.ids
+                mask[row, :n] = 1
+                types[row, :n] = encoding.type_ids
+            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+            result = self.session.run(None, {k: v for k, v in feed.items() if k in self._inputs})
+            logits = np.asarray(result[0], dtype=np.float32)
+            if out is None:
+                out = np.zeros((len(pairs), logits.shape[1]), dtype=np.float32)
+            out[chunk] = logits
+        assert out is not None
+        return out

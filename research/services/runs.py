@@ -71,7 +71,7 @@ def run_config(plan: Plan) -> dict[str, Any]:
         "web_adapters": enabled_web_adapters(),
         "embedding_model": settings.EMBEDDING_MODEL or "all-MiniLM-L6-v2 (offline wheel)",
         "reranker_model": settings.RERANKER_MODEL or None,
-        "nli_model": settings.NLI_MODEL or None,
+        "nli_model": settings.NLI_MODEL or "shipped",
         "llm_model": settings.LLM_MODEL if settings.LLM_BASE_URL else None,
         "retrieval": {
             "rrf_k": settings.RETRIEVAL_RRF_K,

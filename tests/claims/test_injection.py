@@ -43,7 +43,7 @@ def verified_status(author):
 
 
 def test_it_stops_passing_once_a_contradiction_enters_the_corpus(author, settings):
-    settings.NLI_MODEL = ""
+    settings.NLI_MODEL = "off"
     settings.LLM_BASE_URL = ""
     make_passage(make_snapshot(SUPPORT, title="Trial", canonical_id="doi:10/trial"))
     before = verified_status(author)

@@ -51,7 +51,9 @@ def test_a_signed_in_user_stays_signed_in_across_debug_web_processes(django_user
         jar = http.cookiejar.CookieJar()
         opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
         page = opener.open(f"{base}/accounts/login/", timeout=10).read().decode()
-        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+        found = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
+        assert found, page[:500]
+        token = found.group(1)
         form = urllib.parse.urlencode(
             {"username": "walker", "password": "a long enough pw 1", "csrfmiddlewaretoken": token}
         ).encode()

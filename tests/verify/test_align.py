@@ -103,7 +103,7 @@ def test_it_passes_only_when_learned_and_align_both_support(offline):
 
 
 def test_it_is_an_offline_default_family_and_coverage_is_opt_in(settings, encode):
-    settings.NLI_MODEL = ""
+    settings.NLI_MODEL = "off"
     settings.LLM_BASE_URL = ""
     settings.VERIFIER_COVERAGE = False
     families = default_verifiers(encode)

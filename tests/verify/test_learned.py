@@ -96,7 +96,7 @@ def test_it_cannot_pass_a_claim_whose_cited_passage_lacks_its_quote(config):
 
 
 def test_it_builds_the_default_families_from_settings(settings, learned):
-    settings.NLI_MODEL = ""
+    settings.NLI_MODEL = "off"
     settings.LLM_BASE_URL = ""
     settings.VERIFIER_COVERAGE = False
     families = default_verifiers(learned.encode)

@@ -3,12 +3,17 @@
     python manage.py bench_verification --scifact ../shared/data/scifact --split train --oracle
 
 Prints accuracy, macro_f1, f1_support, f1_contradict, f1_nei, escape_rate,
-false_fail_rate, pass_precision, fail_precision, pass_coverage, ece and claims_per_min,
-one ``key: value`` line each. ``--out-of-domain`` scores the committed non-biomedical
-claims (``tests/fixtures/verify/ood``, SciFact format) the same way, always against their
-own cited articles (oracle). On ``--split train``
-the learned verifier scores every claim with the cross-validation fold model that never
-saw it, so the figures are out-of-fold, not in-sample (``out_of_fold: 1``). Without
+false_fail_rate, pass_precision, fail_precision, pass_coverage, support_recall,
+per-label precision and recall, ece and claims_per_min, one ``key: value`` line each,
+and the entailment family's (window, claim) pairs scored per second. ``--out-of-domain``
+scores the committed non-biomedical claims (``tests/fixtures/verify/ood``, SciFact
+format) the same way, always against their own cited articles (oracle). ``--agreement``
+adds each family's own accuracy per gold label and how often two families' errors
+coincide; ``--ablation`` re-scores the same votes with each lexical predicate of the
+verdict path off and each family left out. On ``--split train``
+the learned, align and NLI families score every claim with the cross-validation fold
+model that never saw it, so the figures are out-of-fold, not in-sample
+(``out_of_fold: 1``; the NLI fold models come from ``train_nli --stage folds``). Without
 ``--oracle`` each claim's support and refutation queries run through
 ``research.retrieval`` over the "scifact" library (imported by ``importcorpus``).
 """
@@ -46,6 +51,18 @@ class Command(BaseCommand):
         parser.add_argument("--k", type=int, default=3, help="passages per query (open)")
         parser.add_argument(
             "--cache", action="store_true", help="reuse the disk embedding cache (faster)"
+        )
+        parser.add_argument(
+            "--ablation",
+            action="store_true",
+            help="oracle only: also score the same votes with each lexical predicate of the "
+            "verdict path switched off, and with each family left out (one table)",
+        )
+        parser.add_argument(
+            "--agreement",
+            action="store_true",
+            help="also print each judging family's claim-level accuracy per gold label and "
+            "how often two families' errors coincide",
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:
@@ -95,11 +112,23 @@ class Command(BaseCommand):
             "pass_precision",
             "fail_precision",
             "pass_coverage",
+            "support_recall",
+            "precision_support",
+            "recall_support",
+            "precision_contradict",
+            "recall_contradict",
+            "precision_nei",
+            "recall_nei",
             "ece",
             "claims_per_min",
         ):
             self.stdout.write(f"{key}: {figures[key]}")
         self.stdout.write(f"claims: {len(result.gold)}")
+        from research.pipeline.verify.nli import NLIVerifier
+
+        nli = next((v for v in verifiers if isinstance(v, NLIVerifier)), None)
+        if nli is not None:
+            self.stdout.write(f"nli_pairs_per_s: {nli.pairs_per_s():.1f}")
         # Which families judged these figures (a quorum of 2 with fewer families that can
         # support a paraphrase is a different verifier: say so next to the figures).
         states = config.family_states()
@@ -107,6 +136,15 @@ class Command(BaseCommand):
             "families: " + "; ".join(f"{name} ({state})" for name, state in sorted(states.items()))
         )
         self.stdout.write(f"out_of_fold: {int(out_of_fold)}")
+        if opts["agreement"]:
+            from research.pipeline.verify.bench import agreement_table
+
+            for line in agreement_table(result.details):
+                self.stdout.write(line)
+        if opts["ablation"]:
+            if not opts["oracle"]:
+                raise CommandError("--ablation needs --oracle")
+            self._ablation(claims, load_corpus(directory), config)
         if opts["json"]:
             payload = {
                 **figures,
@@ -123,6 +161,23 @@ class Command(BaseCommand):
             }
             opts["json"].write_text(json.dumps(payload, indent=1))
         cache.save()
+
+    def _ablation(self, claims: Any, docs: Any, config: Any) -> None:
+        from research.pipeline.verify.bench import ablation_variants, run_oracle
+
+        keys = (
+            "macro_f1",
+            "escape_rate",
+            "false_fail_rate",
+            "support_recall",
+            "pass_precision",
+            "fail_precision",
+            "pass_coverage",
+        )
+        self.stdout.write("ablation | " + " | ".join(keys))
+        for name, variant in ablation_variants(config).items():
+            figures = run_oracle(claims, docs, variant).figures()
+            self.stdout.write(f"{name} | " + " | ".join(f"{figures[k]:.4f}" for k in keys))
 
     def _progress(self, done: int) -> None:
         self.stderr.write(f"... {done} claims")

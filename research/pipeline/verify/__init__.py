@@ -6,8 +6,9 @@ the configured families from settings and says, in ``notes``, which ones are abs
 :func:`default_config` is what the verify stage and re-verification use.
 
 Families (``Verifier.family``): ``rules`` (checks: contradictions, overstatement, scope;
-never part of a quorum), ``learned`` and ``coverage`` (offline, always), ``nli``
-(``NLI_MODEL``) and one family per LLM judge (``LLM_JUDGES``). A family listed in
+never part of a quorum), ``nli`` (the shipped entailment cross-encoder, or ``NLI_MODEL``;
+``off`` disables it), ``learned`` and ``align`` (offline, always), ``coverage``
+(``VERIFIER_COVERAGE``) and one family per LLM judge (``LLM_JUDGES``). A family listed in
 ``VERIFIER_SHADOW`` votes in shadow: its votes are stored and shown, never counted.
 A counted family that fails makes PASS impossible for the claims it could not judge
 ("not corroborated by … (unavailable)"): a failing provider is never silently treated
@@ -174,9 +175,11 @@ class Families:
 
 
 def default_verifiers(encode: Encode | None = None, *, out_of_fold: bool = False) -> Families:
-    """Rules always; learned and align when their weights load; the strict ``coverage``
-    family when ``VERIFIER_COVERAGE`` is on; NLI and LLM judges when configured (a
-    configured one that cannot start is *unavailable*, not absent)."""
+    """Rules always; NLI (the shipped model unless ``NLI_MODEL`` says otherwise), learned
+    and align when their weights load; the strict ``coverage`` family when
+    ``VERIFIER_COVERAGE`` is on; LLM judges when configured (a configured one that cannot
+    start is *unavailable*, not absent). ``out_of_fold``: SciFact-train benchmarking, each
+    claim judged by the fold models that never saw it."""
     from django.conf import settings
 
     from research.pipeline.verify.align import AlignVerifier
@@ -198,6 +201,13 @@ def default_verifiers(encode: Encode | None = None, *, out_of_fold: bool = False
         verifiers.append(CoverageVerifier())
     else:
         notes["coverage"] = "not configured (VERIFIER_COVERAGE is off)"
+    try:
+        verifiers.append(NLIVerifier.from_settings(out_of_fold=out_of_fold))
+    except NLIUnavailable as exc:
+        if exc.configured:
+            unavailable["nli"] = str(exc.args[0])
+        else:
+            notes["nli"] = str(exc.args[0])
     if encode is None:
         encode = verify_encoder().encode
     try:
@@ -208,13 +218,6 @@ def default_verifiers(encode: Encode | None = None, *, out_of_fold: bool = False
         verifiers.append(AlignVerifier(load_align_weights(), encode, out_of_fold=out_of_fold))
     except LearnedUnavailable as exc:
         unavailable["align"] = str(exc)
-    try:
-        verifiers.append(NLIVerifier.from_settings())
-    except NLIUnavailable as exc:
-        if exc.configured:
-            unavailable["nli"] = str(exc.args[0])
-        else:
-            notes["nli"] = str(exc.args[0])
     judges = LLMJudge.from_settings()
     if not judges:
         notes["llm"] = "not configured (settings.LLM_JUDGES and LLM_BASE_URL are empty)"

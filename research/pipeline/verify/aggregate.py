@@ -97,6 +97,16 @@ COMPARISON_SPLIT = re.compile(
 )
 
 
+# The lexical predicates on the verdict path that an ablation can switch off.
+PREDICATES = (
+    "states_no_finding",
+    "same_subject_and_object",
+    "qualifier_clash",
+    "conflict_cue",
+    "contradict_coverage",
+)
+
+
 @dataclass(frozen=True)
 class AggregateConfig:
     quorum: int = 2  # distinct judging families that must support (per-plan gate setting)
@@ -116,6 +126,12 @@ class AggregateConfig:
     min_independent: int = 2
     low_quality_types: frozenset[str] = frozenset({"news", "other"})
     as_of: date | None = None
+    # Lexical predicates switched off, for the ablation of ``bench_verification
+    # --ablation`` (names in ``PREDICATES``); the product runs with all of them.
+    without: frozenset[str] = frozenset()
+
+    def uses(self, predicate: str) -> bool:
+        return predicate not in self.without
 
     def judging(self, family: str) -> bool:
         return family not in self.check_families
@@ -210,7 +226,7 @@ def _tally(
         if Flag.SCOPE_GAP.value in vote.flags:
             tally.scope_gap.add(vote.evidence_id)
         if judging and vote.verdict == VoteVerdict.SUPPORTS and vote.score >= cfg.min_support_score:
-            why = states_no_finding(vote.quote)
+            why = states_no_finding(vote.quote) if cfg.uses("states_no_finding") else ""
             if why:
                 tally.no_finding.append((vote, why))
             else:
@@ -227,7 +243,9 @@ def _tally(
         if v.verdict == VoteVerdict.CONTRADICTS
         and cfg.judging(v.family)
         and (cfg.corroborated_contradictions or v.score >= cfg.min_contradict_score)
-        and same_subject_and_object(claim.text, v.quote)
+        and (
+            not cfg.uses("same_subject_and_object") or same_subject_and_object(claim.text, v.quote)
+        )
     }
     readings: list[tuple[Vote, str, bool]] = []
     for vote in votes:
@@ -306,22 +324,24 @@ def credibility(
     """
     if item.evidence_id in supported:
         return "the same passage states the claim (a judging family supports it there)", False
-    if coverage(claim.text, vote.quote) < cfg.min_contradict_coverage:
+    if cfg.uses("contradict_coverage") and (
+        coverage(claim.text, vote.quote) < cfg.min_contradict_coverage
+    ):
         return (
             f"its quote shares less than {cfg.min_contradict_coverage:.0%} of the claim's "
             "content words (about something else)",
             False,
         )
-    unfounded = states_no_finding(vote.quote)
+    unfounded = states_no_finding(vote.quote) if cfg.uses("states_no_finding") else ""
     if unfounded:  # an aim, a method, a title, what is not known: shown, never a FAIL
         return unfounded, True
     if item.anchor or (item.source_key or item.evidence_id) in anchor_sources:
         return "it is the claim's own source (the passage it was mined from)", True
-    if not same_subject_and_object(claim.text, vote.quote):
+    if cfg.uses("same_subject_and_object") and not same_subject_and_object(claim.text, vote.quote):
         return "the quote does not name both the claim's subject and its outcome", True
-    if qualifier_clash(claim.text, vote.quote):
+    if cfg.uses("qualifier_clash") and qualifier_clash(claim.text, vote.quote):
         return "it is about another group (with / without the same qualifier)", True
-    cue = conflict_cue(claim.text, vote.quote)
+    cue = conflict_cue(claim.text, vote.quote) if cfg.uses("conflict_cue") else "any"
     if not cue:
         return "no explicit conflict (negation, direction, number, antonym) in the quote", True
     if vote.score < cfg.min_contradict_score:

@@ -62,6 +62,8 @@ def decision_metrics(
     - ``pass_coverage``: share of all claims that PASS (a verifier that abstains on
       everything has escape 0 and coverage 0);
     - ``fail_precision``: share of FAIL verdicts whose gold label is CONTRADICT;
+    - ``support_recall``: share of gold-SUPPORT claims that PASS;
+    - ``precision_<label>`` / ``recall_<label>``: per gold label (support, contradict, nei);
     - ``ece``: expected calibration error of the verdict's confidence as the probability
       that a decisive verdict (PASS or FAIL) is right, 10 equal-width bins.
     """
@@ -72,6 +74,10 @@ def decision_metrics(
     out["pass_precision"] = _share(gold[pred == support] == support)
     out["fail_precision"] = _share(gold[pred == contradict] == contradict)
     out["pass_coverage"] = _share(pred == support)
+    out["support_recall"] = _share(pred[gold_support] == support)
+    for i, name in enumerate(CLASSES):
+        out[f"precision_{name.lower()}"] = _share(gold[pred == i] == i)
+        out[f"recall_{name.lower()}"] = _share(pred[gold == i] == i)
     decisive = (pred == support) | (pred == contradict)
     out["ece"] = expected_calibration_error(
         confidence[decisive] if len(confidence) == len(pred) else np.zeros(0),
@@ -177,3 +183,87 @@ def run_open(
             progress(i)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def family_calls(details: Sequence[dict[str, Any]]) -> dict[str, list[str]]:
+    """Each judging family's own claim-level call (SUPPORT / CONTRADICT / NEI) per claim:
+    SUPPORT when it votes ``supports`` on any passage, else CONTRADICT when it votes
+    ``contradicts`` on one, else NEI. Shadow and check votes are the aggregate's business;
+    these are the families' raw opinions, for comparing their errors."""
+    families = sorted({v[0] for d in details for v in d["votes"] if v[0] != "rules" and not v[4]})
+    calls: dict[str, list[str]] = {f: [] for f in families}
+    for detail in details:
+        for family in families:
+            said = {v[2] for v in detail["votes"] if v[0] == family and not v[4]}
+            calls[family].append(
+                "SUPPORT"
+                if "supports" in said
+                else "CONTRADICT"
+                if "contradicts" in said
+                else "NEI"
+            )
+    return calls
+
+
+def agreement_table(details: Sequence[dict[str, Any]]) -> list[str]:
+    """Per gold label: each family's accuracy alone, and for each pair of families how
+    often both are right, and how often the second is wrong when the first is (errors
+    that coincide cannot be caught by a quorum of the two)."""
+    calls = family_calls(details)
+    gold = [d["gold"] for d in details]
+    lines = ["family/pair | gold | claims | right (both right) | P(second wrong | first wrong)"]
+    names = list(calls)
+    for label in CLASSES:
+        index = [i for i, g in enumerate(gold) if g == label]
+        if not index:
+            continue
+        for family in names:
+            right = sum(calls[family][i] == label for i in index)
+            lines.append(f"{family} | {label} | {len(index)} | {right / len(index):.3f} | -")
+        for a in range(len(names)):
+            for b in range(a + 1, len(names)):
+                fa, fb = names[a], names[b]
+                both = sum(calls[fa][i] == label == calls[fb][i] for i in index)
+                wrong_a = [i for i in index if calls[fa][i] != label]
+                coincide = sum(calls[fb][i] != label for i in wrong_a)
+                share = f"{coincide / len(wrong_a):.3f}" if wrong_a else "-"
+                lines.append(
+                    f"{fa}+{fb} | {label} | {len(index)} | {both / len(index):.3f} | {share}"
+                )
+    return lines
+
+
+class MemoVerifier:
+    """A verifier whose votes are computed once per claim and passage set, so several
+    aggregation variants (an ablation) read the same votes."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name, self.family = inner.name, inner.family
+        self._votes: dict[tuple[str, tuple[str, ...]], list[Any]] = {}
+
+    def judge(self, claim: ClaimInput, items: Sequence[Any]) -> list[Any]:
+        key = (claim.fingerprint, tuple(i.evidence_id for i in items))
+        if key not in self._votes:
+            self._votes[key] = self.inner.judge(claim, items)
+        return self._votes[key]
+
+
+def ablation_variants(config: VerifyConfig) -> dict[str, VerifyConfig]:
+    """The shipped configuration, then each lexical predicate off, then each family out."""
+    from dataclasses import replace
+
+    from research.pipeline.verify.aggregate import PREDICATES
+
+    memo = tuple(MemoVerifier(v) for v in config.verifiers)
+    shipped = replace(config, verifiers=memo)
+    variants = {"as shipped": shipped}
+    for predicate in PREDICATES:
+        aggregate = replace(config.aggregate, without=frozenset({predicate}))
+        variants[f"without {predicate}"] = replace(shipped, aggregate=aggregate)
+    every = replace(config.aggregate, without=frozenset(PREDICATES))
+    variants["without every predicate"] = replace(shipped, aggregate=every)
+    for family in sorted({v.family for v in memo}):
+        kept = tuple(v for v in memo if v.family != family)
+        variants[f"without family {family}"] = replace(shipped, verifiers=kept)
+    return variants
