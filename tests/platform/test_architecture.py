@@ -27,6 +27,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             r"research\.(roles|progress|queue)$",
         ),
     ),
+    ("training and benchmarks", (r"research\.bench(\..+)?$",)),
     ("ledger services", (r"ledger\.(services|readers)(\..+)?$", r"research\.retrieval$")),
     (
         "app services",
