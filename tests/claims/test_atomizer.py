@@ -26,7 +26,7 @@ from research.pipeline.claims import (
     mine_run,
 )
 from research.pipeline.text import passage_fingerprint
-from research.providers.llm import LLMClient, LLMConfig
+from research.providers.llm import DEFAULT_MAX_TOKENS, LLMClient, LLMConfig
 from research.stages import mine
 from tests.factories import make_passage, make_plan, make_run, make_snapshot
 from tests.fake_openai import FakeOpenAI, Seen, fake_openai
@@ -101,7 +101,10 @@ def passage(pid: str, text: str) -> PassageInput:
 def test_it_keeps_only_claims_anchored_verbatim_and_says_why_it_dropped_the_rest(server):
     result = mine_claims_llm([passage("p1", TRIAL + " TRIAL")], client(server))
     assert server.requests[0].body["model"] == "fake-atomizer"
-    assert server.requests[0].body["response_format"] == {"type": "json_object"}
+    asked = server.requests[0].body
+    assert asked["response_format"]["type"] == "json_schema"
+    assert asked["response_format"]["json_schema"]["name"] == "atomic_claims"
+    assert asked["max_tokens"] == DEFAULT_MAX_TOKENS
     kept = {c.text: c for c in result.claims}
     assert set(kept) == {
         "Vitamin D3 and calcium reduced hip fractures by 43 percent in 3,270 older women.",

@@ -78,3 +78,24 @@ def test_it_records_a_failing_judge_without_inventing_votes():
     assert "failed" in verdict.notes["llm:down"]
     assert "HTTP 503" in verdict.unavailable["llm"]
     assert len(calls) == 3 and "gave up after 3 attempts" in verdict.notes["llm:down"]
+
+
+def test_it_asks_for_as_many_votes_as_fit_its_token_bound():
+    seen: list[dict[str, Any]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(json.loads(request.content))
+        return httpx.Response(200, json=completion({"votes": []}))
+
+    config = LLMConfig(base_url="http://127.0.0.1:9/v1", model="small", max_tokens=600)
+    judge = LLMJudge(LLMClient(config, transport=httpx.MockTransport(handler)))
+    judge.judge(CLAIM, [item(f"e{n}", SUPPORT_TEXT) for n in range(1, 6)])
+    assert judge.per_call() == 2  # (600 - 24) // 240 votes fit, not the batch of 6
+    schemas = [body["response_format"]["json_schema"]["schema"] for body in seen]
+    votes = [schema["properties"]["votes"] for schema in schemas]
+    ids = [v["items"]["properties"]["evidence_id"]["enum"] for v in votes]
+    assert ids == [["e1", "e2"], ["e3", "e4"], ["e5"]]
+    assert [(v["minItems"], v["maxItems"]) for v in votes] == [(2, 2), (2, 2), (1, 1)]
+    assert [body["max_tokens"] for body in seen] == [504, 504, 264]
+    verdicts = votes[0]["items"]["properties"]["verdict"]["enum"]
+    assert verdicts == ["supports", "contradicts", "insufficient", "unverifiable"]

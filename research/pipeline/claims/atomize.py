@@ -4,10 +4,13 @@ Every proposed claim must name a quote that occurs in the passage (verbatim; run
 whitespace may differ, the anchor is the passage's own text), long enough to mean
 something, that reports a finding (its sentence role, :mod:`roles`), and whose words carry
 the claim's (a claim that says more than its quote is not anchored). Anything else is
-dropped with the reason. When the endpoint fails for a passage (timeout, HTTP error,
-invalid JSON, no claim list), the rule-based candidates are used for that passage and the
-run record says so. What the model proposes then goes through the same scoring, scope,
-merging and budget as rule-based candidates (:func:`select.mine_run`).
+dropped with the reason. The request asks for JSON that follows a schema (at most two
+claims a sentence and ten a passage, each field bounded; ``json_schema`` where the server
+takes it, see ``research.providers.llm``). When the endpoint fails for a passage (timeout,
+HTTP error, a reply cut off at the token bound, invalid JSON, no claim list), the
+rule-based candidates are used for that passage and the run record says so. What the
+model proposes then goes through the same scoring, scope, merging and budget as
+rule-based candidates (:func:`select.mine_run`).
 """
 
 from __future__ import annotations
@@ -28,8 +31,13 @@ from research.pipeline.claims.records import (
 )
 from research.pipeline.claims.roles import classify_sentence
 from research.pipeline.claims.select import mine_run
-from research.pipeline.text import content_stems, content_words, is_meaningful_quote
-from research.providers.llm import LLMClient, LLMError
+from research.pipeline.text import (
+    content_stems,
+    content_words,
+    is_meaningful_quote,
+    split_sentences,
+)
+from research.providers.llm import JsonSchema, LLMClient, LLMError
 
 TYPES = frozenset(
     [
@@ -46,6 +54,33 @@ TYPES = frozenset(
     ]
 )
 MIN_QUOTE_COVERAGE = 0.6  # share of the claim's content words its quote must contain
+MAX_CLAIMS = 10  # atomic claims one passage may yield
+CLAIMS_PER_SENTENCE = 2  # a compound sentence splits into a few propositions, not more
+# One proposed claim as the atomizer must write it (a ``json_schema`` response format where
+# the server takes it); each field bounded, so that a reply fits LLM_MAX_TOKENS.
+CLAIM_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "text": {"type": "string", "maxLength": 300},
+        "quote": {"type": "string", "maxLength": 500},
+        "type": {"type": "string", "enum": sorted(TYPES)},
+    },
+    "required": ["text", "quote", "type"],
+    "additionalProperties": False,
+}
+
+
+def atomize_schema(passage: str) -> JsonSchema:
+    """The reply for ``passage``: a list of claims, at most two per sentence (and 10)."""
+    room = min(MAX_CLAIMS, CLAIMS_PER_SENTENCE * max(1, len(split_sentences(passage))))
+    claims = {"type": "array", "items": CLAIM_SCHEMA, "maxItems": room}
+    schema = {
+        "type": "object",
+        "properties": {"claims": claims},
+        "required": ["claims"],
+        "additionalProperties": False,
+    }
+    return JsonSchema("atomic_claims", schema)
 
 
 def find_quote(passage: str, quote: str) -> tuple[int, int] | None:
@@ -67,7 +102,8 @@ def atomize_passage(
         [
             {"role": "system", "content": ATOMIZE_SYSTEM},
             {"role": "user", "content": ATOMIZE_USER.format(text=passage.text)},
-        ]
+        ],
+        schema=atomize_schema(passage.text),
     )
     rows = reply.get("claims") if isinstance(reply, dict) else None
     if not isinstance(rows, list):

@@ -9,10 +9,13 @@ sentence boundaries into parts sent as ``<id>~<k>`` (never cut off), and the par
 votes are reduced to one vote per passage (contradicts over supports over
 insufficient over unverifiable; the quote must lie in the part it came from).
 
-The judge returns free JSON; this module only turns it into :class:`Vote` records bound
-to the fingerprints of the texts that were sent. It does not trust anything in the
-reply: admission discards votes with invented ids, paraphrased or one-word quotes,
-duplicates, and out-of-range confidences.
+The judge is asked for JSON that follows a schema (one vote per id sent, a verdict among
+the four labels, a bounded quote; ``json_schema`` where the server takes it, see
+``research.providers.llm``) and for at most as many tokens as that many votes need. This
+module only turns the reply into :class:`Vote` records bound to the fingerprints of the
+texts that were sent. It does not trust anything in the reply, schema or not: admission
+discards votes with invented ids, paraphrased or one-word quotes, duplicates, and
+out-of-range confidences.
 """
 
 from __future__ import annotations
@@ -22,9 +25,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from research.pipeline.text import split_sentences
-from research.pipeline.verify.prompts import JUDGE_PASSAGE, JUDGE_SYSTEM, JUDGE_USER
+from research.pipeline.verify.prompts import (
+    JUDGE_PASSAGE,
+    JUDGE_REPLY_TOKENS,
+    JUDGE_SYSTEM,
+    JUDGE_USER,
+    JUDGE_VOTE_PROPERTIES,
+    JUDGE_VOTE_TOKENS,
+)
 from research.pipeline.verify.records import ClaimInput, EvidenceItem, Vote, VoteVerdict
-from research.providers.llm import LLMClient, LLMConfig, LLMError
+from research.providers.llm import JsonSchema, LLMClient, LLMError
 
 MAX_PASSAGE_CHARS = 2400
 RANK = {
@@ -91,27 +101,22 @@ class LLMJudge:
             client = LLMClient.from_settings()
             return [cls(client)] if client is not None else []
         return [
-            cls(
-                LLMClient(
-                    LLMConfig(
-                        base_url=url,
-                        model=model,
-                        api_key=settings.LLM_API_KEY,
-                        timeout_s=settings.LLM_TIMEOUT_S,
-                    )
-                ),
-                family=family,
-            )
-            for family, url, model in judges
+            cls(LLMClient.for_endpoint(url, model), family=family) for family, url, model in judges
         ]
 
     def judge(self, claim: ClaimInput, items: Sequence[EvidenceItem]) -> list[Vote]:
         parts = [part for item in items for part in split_passage(item, self.max_chars)]
         rows: list[tuple[Part, dict[str, Any]]] = []
-        for start in range(0, len(parts), self.batch):
-            chunk = parts[start : start + self.batch]
+        batch = self.per_call()
+        for start in range(0, len(parts), batch):
+            chunk = parts[start : start + batch]
             rows.extend(self._rows(chunk, self._ask(claim, chunk)))
         return self._votes(claim, items, rows)
+
+    def per_call(self) -> int:
+        """Passages per call: ``batch``, fewer when their votes would not fit the token bound."""
+        room = (self.client.config.max_tokens - JUDGE_REPLY_TOKENS) // JUDGE_VOTE_TOKENS
+        return max(1, min(self.batch, room))
 
     def _ask(self, claim: ClaimInput, parts: Sequence[Part]) -> Any:
         passages = "\n".join(JUDGE_PASSAGE.format(evidence_id=p.label, text=p.text) for p in parts)
@@ -119,7 +124,9 @@ class LLMJudge:
             [
                 {"role": "system", "content": JUDGE_SYSTEM},
                 {"role": "user", "content": JUDGE_USER.format(claim=claim.text, passages=passages)},
-            ]
+            ],
+            schema=judge_schema([p.label for p in parts]),
+            max_tokens=JUDGE_REPLY_TOKENS + JUDGE_VOTE_TOKENS * len(parts),
         )
 
     def _rows(self, parts: Sequence[Part], reply: Any) -> list[tuple[Part, dict[str, Any]]]:
@@ -172,6 +179,24 @@ class LLMJudge:
             quote=str(row.get("quote") or ""),
             rationale=str(row.get("rationale") or "")[:1000],
         )
+
+
+def judge_schema(labels: list[str]) -> JsonSchema:
+    """The reply of one call: one vote per id in ``labels``, each id one of them."""
+    vote = {
+        "type": "object",
+        "properties": {**JUDGE_VOTE_PROPERTIES, "evidence_id": {"type": "string", "enum": labels}},
+        "required": list(JUDGE_VOTE_PROPERTIES),
+        "additionalProperties": False,
+    }
+    votes = {"type": "array", "items": vote, "minItems": len(labels), "maxItems": len(labels)}
+    schema = {
+        "type": "object",
+        "properties": {"votes": votes},
+        "required": ["votes"],
+        "additionalProperties": False,
+    }
+    return JsonSchema("judge_votes", schema)
 
 
 def _number(value: Any) -> float:

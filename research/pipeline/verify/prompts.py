@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from research.pipeline.verify.records import VoteVerdict
+
 JUDGE_SYSTEM = """You verify one factual claim against numbered evidence passages.
 Judge only from the passages; never from your own knowledge, even when you know the
 claim to be true. For each passage decide:
@@ -29,3 +33,25 @@ Evidence passages:
 JUDGE_PASSAGE = """[{evidence_id}]
 {text}
 """
+
+QUOTE_MAX_CHARS = 400  # a deciding sentence; one cut at the cap is still verbatim (a prefix)
+RATIONALE_MAX_CHARS = 160
+
+# The fields of one vote as the judge must write them (a ``json_schema`` response format;
+# all required, in the order they are generated). ``evidence_id`` gets an enum of the ids
+# sent in each call (``llm_judge.judge_schema``).
+JUDGE_VOTE_PROPERTIES: dict[str, dict[str, Any]] = {
+    "evidence_id": {"type": "string"},
+    "verdict": {"type": "string", "enum": [v.value for v in VoteVerdict]},
+    "quote": {"type": "string", "maxLength": QUOTE_MAX_CHARS},
+    "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+    "rationale": {"type": "string", "maxLength": RATIONALE_MAX_CHARS},
+}
+
+# Tokens one vote may take at most, and the reply's own braces: a call of n passages asks
+# for at most JUDGE_REPLY_TOKENS + n * JUDGE_VOTE_TOKENS, and holds fewer passages when
+# LLM_MAX_TOKENS is lower than that. Measured: a vote whose quote and rationale are at
+# their caps, written as indented JSON, took at most 233 tokens (SmolLM2's tokenizer, 200
+# SciFact abstracts).
+JUDGE_VOTE_TOKENS = 240
+JUDGE_REPLY_TOKENS = 24
