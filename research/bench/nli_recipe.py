@@ -26,6 +26,11 @@ HELD_BACK = 1000  # entailment pairs kept out of training, for an accuracy check
 REPLAY = 3000  # stage A pairs mixed into each stage B run, so it does not forget them
 SCIFACT_REPEAT = 2  # stage B sees each SciFact pair this many times
 FOLDS = 5
+# Claim-level bounds the decision thresholds are chosen within (below the acceptance
+# bounds of 0.05 and 0.10, for a margin on unseen claims).
+MAX_ESCAPE = 0.04
+MAX_FALSE_FAIL = 0.08
+GRID = np.round(np.arange(0.5, 0.9751, 0.025), 3)
 BASE_LEARNING_RATE = 5e-5
 TUNE_LEARNING_RATE = 3e-5
 
@@ -93,6 +98,14 @@ def run(
     if stage in ("all", "folds", "calibrate"):
         calibration = _calibrate(work, claims, docs, folds, log)
         (work / "calibration.json").write_text(json.dumps(calibration, indent=1))
+        if stage == "calibrate" and (target / "nli.json").is_file():
+            # Recalibrating leaves the shipped graph as it is (``final`` trained it on
+            # the same base): its manifest and training record get the new parameters.
+            _set_calibration(target, calibration["shipped"], calibration["thresholds"])
+            record = json.loads((target / "training.json").read_text())
+            record["final"]["calibration"] = calibration["report"]
+            (target / "training.json").write_text(json.dumps(record, indent=1) + "\n")
+            log(f"recalibrated {target / 'nli.json'}")
     if stage in ("all", "final"):
         out = work / "final"
         if not (out / "figures.json").is_file():
@@ -100,7 +113,7 @@ def run(
             (out / "figures.json").write_text(json.dumps(figures, indent=1))
         figures = json.loads((out / "figures.json").read_text())
         calibration = json.loads((work / "calibration.json").read_text())
-        _set_calibration(out / "onnx", calibration["shipped"])
+        _set_calibration(out / "onnx", calibration["shipped"], calibration["thresholds"])
         figures["calibration"] = calibration["report"]
         _ship(out, target, figures, json.loads((base / "figures.json").read_text()), data)
         log(f"shipped {target}")
@@ -233,6 +246,7 @@ def _calibrate(
     }
     report: dict[str, float] = {}
     per_fold: list[dict[str, list[float]]] = []
+    params_cut: list[dict[str, float]] = []
     calibrated = {k: np.zeros(len(rows)) for k in scores}
     for fold in range(FOLDS):
         inside = fold_of == fold
@@ -240,22 +254,94 @@ def _calibrate(
         per_fold.append(params)
         for k, (a, b) in params.items():
             calibrated[k][inside] = _sigmoid(a * np.log(np.clip(scores[k][inside], 1e-6, 1)) + b)
-        _set_calibration(work / f"fold{fold}" / "onnx", params)
+        cut = choose_thresholds([r[1:] for r, out in zip(rows, inside, strict=True) if not out])
+        _set_calibration(work / f"fold{fold}" / "onnx", params, cut)
+        params_cut.append(cut)
     for k in scores:
         report[f"ece_raw_{k}"] = pair_ece(scores[k], truth[k].astype(bool))
         report[f"ece_calibrated_{k}"] = pair_ece(calibrated[k], truth[k].astype(bool))
     shipped = {k: list(platt(scores[k], truth[k])) for k in scores}
-    log(f"calibration: {report}")
-    return {"folds": per_fold, "shipped": shipped, "report": report, "abstracts": len(rows)}
+    thresholds = choose_thresholds([r[1:] for r in rows])
+    report["thresholds_per_fold"] = params_cut  # type: ignore[assignment]
+    log(f"calibration: {report}; thresholds {thresholds}")
+    return {
+        "folds": per_fold,
+        "shipped": shipped,
+        "thresholds": thresholds,
+        "report": report,
+        "abstracts": len(rows),
+    }
+
+
+def claim_decisions(
+    rows: Sequence[tuple[int, str, float, float]], support_at: float, contradict_at: float
+) -> tuple[list[str], list[str]]:
+    """(gold, predicted) claim labels when the NLI family decides alone: a claim is
+    CONTRADICT when an abstract's best contradiction reaches ``contradict_at`` and beats
+    its entailment, else SUPPORT when one's entailment reaches ``support_at``."""
+    by_claim: dict[int, list[tuple[str, float, float]]] = {}
+    for claim_id, label, ent, con in rows:
+        by_claim.setdefault(claim_id, []).append((label, ent, con))
+    gold, pred = [], []
+    for docs in by_claim.values():
+        labels = {label for label, _, _ in docs}
+        gold.append(
+            "SUPPORT" if "SUPPORT" in labels else "CONTRADICT" if "CONTRADICT" in labels else "NEI"
+        )
+        if any(con >= contradict_at and con >= ent for _, ent, con in docs):
+            pred.append("CONTRADICT")
+        elif any(ent >= support_at for _, ent, _ in docs):
+            pred.append("SUPPORT")
+        else:
+            pred.append("NEI")
+    return gold, pred
+
+
+def choose_thresholds(rows: Sequence[tuple[int, str, float, float]]) -> dict[str, float]:
+    """The (support, contradict) thresholds on the raw best-window probability maximizing
+    claim macro-F1 with escape (gold CONTRADICT that would PASS) ≤ ``MAX_ESCAPE`` and
+    false FAIL (gold SUPPORT that would FAIL) ≤ ``MAX_FALSE_FAIL``; the strictest pair
+    when none meets both."""
+    best: tuple[float, float, float] = (-1.0, float(GRID[-1]), float(GRID[-1]))
+    for support_at in GRID:
+        for contradict_at in GRID:
+            gold, pred = claim_decisions(rows, float(support_at), float(contradict_at))
+            if not gold:
+                continue
+            m = _claim_metrics(gold, pred)
+            if m["escape"] > MAX_ESCAPE or m["false_fail"] > MAX_FALSE_FAIL:
+                continue
+            if m["macro_f1"] > best[0]:
+                best = (m["macro_f1"], float(support_at), float(contradict_at))
+    return {"support": best[1], "contradict": best[2], "oof_macro_f1_alone": round(best[0], 4)}
+
+
+def _claim_metrics(gold: Sequence[str], pred: Sequence[str]) -> dict[str, float]:
+    g, p = np.asarray(gold), np.asarray(pred)
+    f1s = []
+    for label in ("SUPPORT", "CONTRADICT", "NEI"):
+        tp = float(((p == label) & (g == label)).sum())
+        wrong = float(((p == label) & (g != label)).sum() + ((p != label) & (g == label)).sum())
+        f1s.append(2 * tp / (2 * tp + wrong) if tp else 0.0)
+    contradict, support = g == "CONTRADICT", g == "SUPPORT"
+    return {
+        "macro_f1": float(np.mean(f1s)),
+        "escape": float((p[contradict] == "SUPPORT").mean()) if contradict.any() else 0.0,
+        "false_fail": float((p[support] == "CONTRADICT").mean()) if support.any() else 0.0,
+    }
 
 
 def _sigmoid(z: Any) -> Any:
     return 1.0 / (1.0 + np.exp(-z))
 
 
-def _set_calibration(directory: Path, params: dict[str, list[float]]) -> None:
-    """Write Platt parameters into a model's manifest (``nli.json``: ``calibration``)."""
+def _set_calibration(
+    directory: Path, params: dict[str, list[float]], thresholds: dict[str, float]
+) -> None:
+    """Write Platt parameters and decision thresholds into a model's manifest
+    (``nli.json``: ``calibration``, ``thresholds``)."""
     path = directory / "nli.json"
     manifest = json.loads(path.read_text())
     manifest["calibration"] = {k: [round(float(v), 6) for v in ab] for k, ab in params.items()}
+    manifest["thresholds"] = {k: thresholds[k] for k in ("support", "contradict")}
     path.write_text(json.dumps(manifest, indent=1) + "\n")

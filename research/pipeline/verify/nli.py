@@ -324,15 +324,18 @@ class NLIVerifier:
         ent = np.where(top == ENTAILMENT, probs[:, ENTAILMENT], 0.0)
         con = np.where(top == CONTRADICTION, probs[:, CONTRADICTION], 0.0)
         i_e, i_c = int(ent.argmax()), int(con.argmax())
-        p_support = calibrated(scorer, "support", float(ent[i_e]))
-        p_contradict = calibrated(scorer, "contradict", float(con[i_c]))
-        if con[i_c] > 0 and p_contradict >= scorer.contradict_at and con[i_c] >= ent[i_e]:
-            verdict, score, index = VoteVerdict.CONTRADICTS, p_contradict, i_c
-        elif ent[i_e] > 0 and p_support >= scorer.support_at:
-            verdict, score, index = VoteVerdict.SUPPORTS, p_support, i_e
+        # The decision reads the raw window probability against the manifest's thresholds
+        # (chosen out-of-fold for claim macro-F1 within escape and false-FAIL bounds); the
+        # score is that probability, and the rationale also gives the calibrated one.
+        if con[i_c] > 0 and con[i_c] >= scorer.contradict_at and con[i_c] >= ent[i_e]:
+            verdict, score, index = VoteVerdict.CONTRADICTS, float(con[i_c]), i_c
+        elif ent[i_e] > 0 and ent[i_e] >= scorer.support_at:
+            verdict, score, index = VoteVerdict.SUPPORTS, float(ent[i_e]), i_e
         else:
             index = int(probs[:, ENTAILMENT].argmax())
             verdict, score = VoteVerdict.INSUFFICIENT, float(probs[index, NEUTRAL])
+        p_support = calibrated(scorer, "support", float(ent[i_e]))
+        p_contradict = calibrated(scorer, "contradict", float(con[i_c]))
         a, b = spans[index]
         needs = scorer.contradict_at if verdict == VoteVerdict.CONTRADICTS else scorer.support_at
         return Vote.bind(
@@ -346,7 +349,8 @@ class NLIVerifier:
             rationale=(
                 f"entailment {float(probs[:, ENTAILMENT].max()):.2f}, contradiction "
                 f"{float(probs[:, CONTRADICTION].max()):.2f} at best over {len(spans)} "
-                f"window(s); a vote needs its label most likely and ≥ {needs:.2f}"
+                f"window(s) (calibrated: support {p_support:.2f}, contradiction "
+                f"{p_contradict:.2f}); a vote needs its label most likely and ≥ {needs:.2f}"
             ),
         )
 
