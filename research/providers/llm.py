@@ -61,6 +61,17 @@ class JsonSchema:
         body = {"name": self.name, "schema": self.schema, "strict": True}
         return {"type": JSON_SCHEMA, "json_schema": body}
 
+    @classmethod
+    def one_field(cls, name: str, key: str, value: dict[str, Any]) -> JsonSchema:
+        """A reply that is an object with the one required field ``key`` and nothing else."""
+        schema = {
+            "type": "object",
+            "properties": {key: value},
+            "required": [key],
+            "additionalProperties": False,
+        }
+        return cls(name, schema)
+
 
 @dataclass(frozen=True)
 class Completion:

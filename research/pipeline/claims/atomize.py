@@ -74,13 +74,7 @@ def atomize_schema(passage: str) -> JsonSchema:
     """The reply for ``passage``: a list of claims, at most two per sentence (and 10)."""
     room = min(MAX_CLAIMS, CLAIMS_PER_SENTENCE * max(1, len(split_sentences(passage))))
     claims = {"type": "array", "items": CLAIM_SCHEMA, "maxItems": room}
-    schema = {
-        "type": "object",
-        "properties": {"claims": claims},
-        "required": ["claims"],
-        "additionalProperties": False,
-    }
-    return JsonSchema("atomic_claims", schema)
+    return JsonSchema.one_field("atomic_claims", "claims", claims)
 
 
 def find_quote(passage: str, quote: str) -> tuple[int, int] | None:

@@ -190,13 +190,7 @@ def judge_schema(labels: list[str]) -> JsonSchema:
         "additionalProperties": False,
     }
     votes = {"type": "array", "items": vote, "minItems": len(labels), "maxItems": len(labels)}
-    schema = {
-        "type": "object",
-        "properties": {"votes": votes},
-        "required": ["votes"],
-        "additionalProperties": False,
-    }
-    return JsonSchema("judge_votes", schema)
+    return JsonSchema.one_field("judge_votes", "votes", votes)
 
 
 def _number(value: Any) -> float:
