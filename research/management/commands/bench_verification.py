@@ -66,6 +66,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:
+        from django.conf import settings
+
         from research.pipeline.verify import VerifyConfig, default_verifiers, verify_encoder
         from research.pipeline.verify.bench import run_open, run_oracle
         from research.pipeline.verify.embedcache import EmbeddingCache
@@ -94,7 +96,13 @@ class Command(BaseCommand):
         out_of_fold = opts["split"] == "train"
         families = default_verifiers(cache.encode, out_of_fold=out_of_fold)
         verifiers, notes = families.verifiers, families.notes
-        config = VerifyConfig(verifiers=verifiers, notes=notes, unavailable=families.unavailable)
+        # Shadow families as the verify stage reads them (VERIFIER_SHADOW): stored, never counted.
+        config = VerifyConfig(
+            verifiers=verifiers,
+            notes=notes,
+            unavailable=families.unavailable,
+            shadow=frozenset(settings.VERIFIER_SHADOW),
+        )
         if opts["oracle"]:
             result = run_oracle(claims, load_corpus(directory), config, self._progress)
         else:
