@@ -234,6 +234,7 @@ def _calibrate(
         scorer = OnnxScorer(work / f"fold{fold}" / "onnx")
         rows += [(fold, *row) for row in doc_scores(scorer, held, docs)]
         log(f"calibration: fold {fold} scored ({len(held)} claims)")
+    gold = {c.claim_id: c.label for c in claims}
     fold_of = np.asarray([r[0] for r in rows])
     labels = [r[2] for r in rows]
     scores = {
@@ -244,7 +245,7 @@ def _calibrate(
         "support": np.asarray([lab == "SUPPORT" for lab in labels], dtype=np.float64),
         "contradict": np.asarray([lab == "CONTRADICT" for lab in labels], dtype=np.float64),
     }
-    report: dict[str, float] = {}
+    report: dict[str, Any] = {}
     per_fold: list[dict[str, list[float]]] = []
     params_cut: list[dict[str, float]] = []
     calibrated = {k: np.zeros(len(rows)) for k in scores}
@@ -254,15 +255,16 @@ def _calibrate(
         per_fold.append(params)
         for k, (a, b) in params.items():
             calibrated[k][inside] = _sigmoid(a * np.log(np.clip(scores[k][inside], 1e-6, 1)) + b)
-        cut = choose_thresholds([r[1:] for r, out in zip(rows, inside, strict=True) if not out])
+        others = [r[1:] for r, out in zip(rows, inside, strict=True) if not out]
+        cut = choose_thresholds(others, gold)
         _set_calibration(work / f"fold{fold}" / "onnx", params, cut)
         params_cut.append(cut)
     for k in scores:
         report[f"ece_raw_{k}"] = pair_ece(scores[k], truth[k].astype(bool))
         report[f"ece_calibrated_{k}"] = pair_ece(calibrated[k], truth[k].astype(bool))
     shipped = {k: list(platt(scores[k], truth[k])) for k in scores}
-    thresholds = choose_thresholds([r[1:] for r in rows])
-    report["thresholds_per_fold"] = params_cut  # type: ignore[assignment]
+    thresholds = choose_thresholds([r[1:] for r in rows], gold)
+    report["thresholds_per_fold"] = params_cut
     log(f"calibration: {report}; thresholds {thresholds}")
     return {
         "folds": per_fold,
@@ -273,62 +275,69 @@ def _calibrate(
     }
 
 
+Rows = Sequence[tuple[int, str, float, float]]  # claim id, doc label, entailment, contradiction
+
+
 def claim_decisions(
-    rows: Sequence[tuple[int, str, float, float]], support_at: float, contradict_at: float
+    rows: Rows, gold: dict[int, str], support_at: float, contradict_at: float
 ) -> tuple[list[str], list[str]]:
     """(gold, predicted) claim labels when the NLI family decides alone: a claim is
     CONTRADICT when an abstract's best contradiction reaches ``contradict_at`` and beats
-    its entailment, else SUPPORT when one's entailment reaches ``support_at``."""
-    by_claim: dict[int, list[tuple[str, float, float]]] = {}
-    for claim_id, label, ent, con in rows:
-        by_claim.setdefault(claim_id, []).append((label, ent, con))
-    gold, pred = [], []
-    for docs in by_claim.values():
-        labels = {label for label, _, _ in docs}
-        gold.append(
-            "SUPPORT" if "SUPPORT" in labels else "CONTRADICT" if "CONTRADICT" in labels else "NEI"
-        )
-        if any(con >= contradict_at and con >= ent for _, ent, con in docs):
-            pred.append("CONTRADICT")
-        elif any(ent >= support_at for _, ent, _ in docs):
-            pred.append("SUPPORT")
-        else:
-            pred.append("NEI")
-    return gold, pred
+    its entailment, else SUPPORT when one's entailment reaches ``support_at``. ``gold``:
+    each claim's own label (:attr:`SciFactClaim.label`)."""
+    grouped = _by_claim(rows, gold)
+    return [label for label, _ in grouped], _decide(grouped, support_at, contradict_at)
 
 
-def choose_thresholds(rows: Sequence[tuple[int, str, float, float]]) -> dict[str, float]:
+def choose_thresholds(rows: Rows, gold: dict[int, str]) -> dict[str, float]:
     """The (support, contradict) thresholds on the raw best-window probability maximizing
     claim macro-F1 with escape (gold CONTRADICT that would PASS) ≤ ``MAX_ESCAPE`` and
     false FAIL (gold SUPPORT that would FAIL) ≤ ``MAX_FALSE_FAIL``; the strictest pair
     when none meets both."""
+    from research.pipeline.verify.bench import decision_metrics
+    from research.pipeline.verify.scifact import CLASSES
+    from research.pipeline.verify.training import metrics
+
+    grouped = _by_claim(rows, gold)
+    truth = np.asarray([CLASSES.index(label) for label, _ in grouped], dtype=np.int64)
     best: tuple[float, float, float] = (-1.0, float(GRID[-1]), float(GRID[-1]))
+    if not grouped:
+        return {"support": best[1], "contradict": best[2], "oof_macro_f1_alone": best[0]}
     for support_at in GRID:
         for contradict_at in GRID:
-            gold, pred = claim_decisions(rows, float(support_at), float(contradict_at))
-            if not gold:
-                continue
-            m = _claim_metrics(gold, pred)
-            if m["escape"] > MAX_ESCAPE or m["false_fail"] > MAX_FALSE_FAIL:
+            decided = _decide(grouped, float(support_at), float(contradict_at))
+            pred = np.asarray([CLASSES.index(label) for label in decided], dtype=np.int64)
+            m = metrics(truth, pred)
+            false_fail = decision_metrics(truth, pred, np.zeros(0))["false_fail_rate"]
+            if m["escape_rate"] > MAX_ESCAPE or false_fail > MAX_FALSE_FAIL:
                 continue
             if m["macro_f1"] > best[0]:
                 best = (m["macro_f1"], float(support_at), float(contradict_at))
     return {"support": best[1], "contradict": best[2], "oof_macro_f1_alone": round(best[0], 4)}
 
 
-def _claim_metrics(gold: Sequence[str], pred: Sequence[str]) -> dict[str, float]:
-    g, p = np.asarray(gold), np.asarray(pred)
-    f1s = []
-    for label in ("SUPPORT", "CONTRADICT", "NEI"):
-        tp = float(((p == label) & (g == label)).sum())
-        wrong = float(((p == label) & (g != label)).sum() + ((p != label) & (g == label)).sum())
-        f1s.append(2 * tp / (2 * tp + wrong) if tp else 0.0)
-    contradict, support = g == "CONTRADICT", g == "SUPPORT"
-    return {
-        "macro_f1": float(np.mean(f1s)),
-        "escape": float((p[contradict] == "SUPPORT").mean()) if contradict.any() else 0.0,
-        "false_fail": float((p[support] == "CONTRADICT").mean()) if support.any() else 0.0,
-    }
+def _by_claim(rows: Rows, gold: dict[int, str]) -> list[tuple[str, list[tuple[float, float]]]]:
+    """Each claim's gold label and its abstracts' (entailment, contradiction)."""
+    by_claim: dict[int, list[tuple[float, float]]] = {}
+    for claim_id, _, ent, con in rows:
+        by_claim.setdefault(claim_id, []).append((ent, con))
+    return [(gold[claim_id], docs) for claim_id, docs in by_claim.items()]
+
+
+def _decide(
+    grouped: Sequence[tuple[str, list[tuple[float, float]]]],
+    support_at: float,
+    contradict_at: float,
+) -> list[str]:
+    pred = []
+    for _, docs in grouped:
+        if any(con >= contradict_at and con >= ent for ent, con in docs):
+            pred.append("CONTRADICT")
+        elif any(ent >= support_at for ent, _ in docs):
+            pred.append("SUPPORT")
+        else:
+            pred.append("NEI")
+    return pred
 
 
 def _sigmoid(z: Any) -> Any:

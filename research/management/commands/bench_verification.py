@@ -66,9 +66,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        from django.conf import settings
-
-        from research.pipeline.verify import VerifyConfig, default_verifiers, verify_encoder
+        from research.pipeline.verify import default_config, verify_encoder
         from research.pipeline.verify.bench import run_open, run_oracle
         from research.pipeline.verify.embedcache import EmbeddingCache
         from research.pipeline.verify.scifact import load_claims, load_corpus
@@ -93,16 +91,10 @@ class Command(BaseCommand):
         embedder = verify_encoder()
         path = cache_dir(embedder.label) if opts["cache"] else None
         cache = EmbeddingCache(embedder.encode, path)
+        # The families the verify stage runs, shadow ones included (VERIFIER_SHADOW).
         out_of_fold = opts["split"] == "train"
-        families = default_verifiers(cache.encode, out_of_fold=out_of_fold)
-        verifiers, notes = families.verifiers, families.notes
-        # Shadow families as the verify stage reads them (VERIFIER_SHADOW): stored, never counted.
-        config = VerifyConfig(
-            verifiers=verifiers,
-            notes=notes,
-            unavailable=families.unavailable,
-            shadow=frozenset(settings.VERIFIER_SHADOW),
-        )
+        config = default_config(cache.encode, out_of_fold=out_of_fold)
+        verifiers, notes = config.verifiers, config.notes
         if opts["oracle"]:
             result = run_oracle(claims, load_corpus(directory), config, self._progress)
         else:

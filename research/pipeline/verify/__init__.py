@@ -121,11 +121,15 @@ Encode = Callable[[list[str]], "NDArray[np.float32]"]
 STAGE_EMBEDDING_CACHE = 50_000
 
 
-def default_config(encode: Encode | None = None, *, quorum: int | None = None) -> VerifyConfig:
+def default_config(
+    encode: Encode | None = None, *, quorum: int | None = None, out_of_fold: bool = False
+) -> VerifyConfig:
     """The configured verifier families, encoding through ``encode`` (default: one memory
-    cache of sentences over the verification encoder, ``verify_encoder()``).
+    cache of sentences over the verification encoder, ``verify_encoder()``), with the
+    shadow families of ``VERIFIER_SHADOW``.
 
     ``quorum``: the plan's gate setting (distinct families that must support a PASS).
+    ``out_of_fold``: SciFact-train benchmarking (see :func:`default_verifiers`).
     """
     from django.conf import settings
 
@@ -133,7 +137,7 @@ def default_config(encode: Encode | None = None, *, quorum: int | None = None) -
         from research.pipeline.verify.embedcache import EmbeddingCache
 
         encode = EmbeddingCache(verify_encoder().encode, max_entries=STAGE_EMBEDDING_CACHE).encode
-    families = default_verifiers(encode)
+    families = default_verifiers(encode, out_of_fold=out_of_fold)
     aggregate_config = AggregateConfig() if quorum is None else AggregateConfig(quorum=quorum)
     return VerifyConfig(
         verifiers=families.verifiers,
