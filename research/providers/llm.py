@@ -141,16 +141,16 @@ class LLMClient:
         """
         bound = min(self.config.max_tokens, max_tokens or self.config.max_tokens)
         refused: list[str] = []
+        completion: Completion | None = None
         for kind in self._formats(json_mode or schema is not None, schema):
             try:
                 completion = self._attempt(self._payload(messages, bound, kind, schema))
+                break
             except FormatRefused:
                 refused.append(kind)
-                continue
-            self.refused.update(refused)  # a later format worked: the refusals were real
-            return self._accept(completion)
-        completion = self._attempt(self._payload(messages, bound, PLAIN, None))
-        self.refused.update(refused)
+        if completion is None:  # every format refused (or none asked for): plain text
+            completion = self._attempt(self._payload(messages, bound, PLAIN, None))
+        self.refused.update(refused)  # a later attempt worked: the refusals were real
         return self._accept(completion)
 
     def _formats(self, json_mode: bool, schema: JsonSchema | None) -> list[str]:
