@@ -76,6 +76,9 @@ MIDDLEWARE = [
     # Last, as django-axes asks: it turns a locked-out login into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
+# Django's technical 400/500 pages and CSRF help only for staff, even with DEBUG on.
+DEFAULT_EXCEPTION_REPORTER = "config.errors.StaffOnlyExceptionReporter"
+CSRF_FAILURE_VIEW = "config.errors.csrf_failure"
 AUTHENTICATION_BACKENDS = [
     # Counts failed logins and refuses a locked-out client before the password is checked.
     "axes.backends.AxesStandaloneBackend",
@@ -331,6 +334,12 @@ OPENALEX_MAILTO = envstr("OPENALEX_MAILTO", "")
 WIKIPEDIA_ENABLED = envbool("WIKIPEDIA_ENABLED", False)
 WIKIPEDIA_LANG = envstr("WIKIPEDIA_LANG", "en")
 CHROMIUM_PATH = envstr("CHROMIUM_PATH", "/usr/bin/chromium")  # prints PDF exports
+# One browser per process prints PDF exports: this many pages at once; an export waits at
+# most PDF_QUEUE_WAIT_S for a turn (then 503); one user has at most PDF_MAX_PER_USER
+# exports printing, across processes (then 429). See review/exports/pdf.py.
+PDF_MAX_CONCURRENT = envint("PDF_MAX_CONCURRENT", 2, minimum=1)
+PDF_QUEUE_WAIT_S = envfloat("PDF_QUEUE_WAIT_S", 30.0)
+PDF_MAX_PER_USER = envint("PDF_MAX_PER_USER", 1, minimum=1)
 # The instance's Ed25519 key that signs report bundles; generated on first use.
 BUNDLE_SIGNING_KEY = Path(
     envstr("BUNDLE_SIGNING_KEY") or str(BASE_DIR / ".data" / "signing" / "bundle-ed25519.pem")

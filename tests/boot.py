@@ -35,9 +35,34 @@ def _embedded_was_running() -> bool | None:
 _WAS_RUNNING = _embedded_was_running()
 
 
+def _other_clients() -> int:
+    """Client connections to the embedded server other than this process's own."""
+    import psycopg
+
+    from config import embedded
+
+    info, _ = embedded._read_postmaster()
+    if info is None:
+        return 0
+    try:
+        with psycopg.connect(info.get_uri(), connect_timeout=5) as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"
+            ).fetchone()
+    except psycopg.Error:
+        return 0
+    return int(row[0]) if row else 0
+
+
 def pytest_unconfigure(config: object) -> None:
-    """Stop the embedded Postgres if this test session is what started it."""
+    """Stop the embedded Postgres if this test session started it and no other session
+    (a second ``pytest`` in the same checkout) is still connected to it."""
     if _WAS_RUNNING is False and os.environ.get("EMBEDDED_PG") == "1":
+        from django.db import connections
+
         from config import embedded
 
-        embedded.stop()
+        connections.close_all()
+        if _other_clients() == 0:
+            embedded.stop()
