@@ -25,6 +25,7 @@ from django.conf import settings
 from django.core.exceptions import BadRequest, SuspiciousOperation
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
 from django.template.loader import render_to_string
+from django.utils.safestring import SafeString
 from django.views.debug import ExceptionReporter
 
 STYLED = {404: "404.html", 500: "500.html"}
@@ -55,14 +56,14 @@ class StaffOnlyExceptionReporter(ExceptionReporter):
     def _plain(self) -> bool:
         return not self.is_email and not is_staff(self.request)
 
-    def get_traceback_html(self) -> str:
+    def get_traceback_html(self) -> SafeString:
         if self._plain():
             return render_to_string(PLAIN[self._status()][0])
         return super().get_traceback_html()
 
-    def get_traceback_text(self) -> str:
+    def get_traceback_text(self) -> SafeString:
         if self._plain():
-            return PLAIN[self._status()][1] + "\n"
+            return SafeString(PLAIN[self._status()][1] + "\n")  # plain text, no markup
         return super().get_traceback_text()
 
 
