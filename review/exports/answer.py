@@ -102,31 +102,95 @@ def _sentence(sentence: AnswerSentence, numbering: Numbering) -> AnswerSentenceR
 
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_EDGES = "\"'“”‘’()[]{},;:.!?"
+
+
+def _tokens(text: str) -> list[str]:
+    return [w for w in (word.strip(_EDGES).casefold() for word in text.split()) if w]
+
+
+@dataclass(frozen=True)
+class Names:
+    """The terms the question, the plan and the sources' titles name ("COVID-19",
+    "CPython 3.13", "type 2"): a number inside one of them is part of a name, not a
+    count, wherever the bottom line repeats the name."""
+
+    words: frozenset[str]  # words with a digit and a letter: COVID-19, H1N1, PEP-703
+    pairs: frozenset[tuple[str, str]]  # a word and the number after it: (cpython, 3.13)
+
+    @classmethod
+    def of(cls, texts: Iterable[str]) -> Names:
+        words: set[str] = set()
+        pairs: set[tuple[str, str]] = set()
+        for text in texts:
+            found = _tokens(text)
+            words.update(w for w in found if _has_digit(w) and not w.replace(".", "").isdigit())
+            pairs.update(zip(found, found[1:], strict=False))
+        return cls(frozenset(words), frozenset(pairs))
+
+    def named(self, text: str, match: re.Match[str]) -> bool:
+        """Whether the number ``match`` found in ``text`` is part of a named term."""
+        before = text[: match.start()].split()
+        after = text[match.end() :].split()
+        # The whole word holding the number: "COVID-19," holds 19.
+        head = before[-1] if before and not text[match.start() - 1].isspace() else ""
+        tail = after[0] if after and not text[match.end() :][:1].isspace() else ""
+        word = (head + match.group() + tail).strip(_EDGES).casefold()
+        if word != match.group() and word in self.words:
+            return True
+        previous = before[-1].strip(_EDGES).casefold() if before and not head else ""
+        return (previous, match.group()) in self.pairs
+
+
+def _has_digit(word: str) -> bool:
+    return any(ch.isdigit() for ch in word)
+
+
+def document_names(doc: ReportDocument) -> Names:
+    """What the question, scope, plan, bottom-line titles and source titles name."""
+    plan = doc.appendix_d
+    lines = [doc.answer.question] if doc.answer.question else []
+    return Names.of(
+        [
+            doc.header.title,
+            plan.question,
+            plan.scope,
+            *(row.text for row in plan.subquestions),
+            *(line.title for line in [*lines, *doc.answer.subquestions]),
+            *(entry.title for entry in doc.bibliography),
+        ]
+    )
 
 
 def untraceable_numbers(doc: ReportDocument) -> list[str]:
     """Numbers of the bottom line that are neither a count backed by the capsules it
-    lists nor stated in an approved claim the sentence cites (empty when all trace)."""
+    lists nor stated in an approved claim the sentence cites nor part of a term the
+    question, plan or a source's title names (empty when all trace)."""
     claims = {c.label: c for c in doc.claims}
     cited_by: dict[str, set[int]] = {}
     for row in doc.appendix_b:
         cited_by.setdefault(row.claim, set()).add(row.source)
+    names = document_names(doc)
     problems = []
     lines = [doc.answer.question] if doc.answer.question else []
     for line in [*lines, *doc.answer.subquestions]:
         for sentence in line.sentences:
-            problems += _sentence_problems(sentence, claims, cited_by)
+            problems += _sentence_problems(sentence, claims, cited_by, names)
     return problems
 
 
 def _sentence_problems(
-    sentence: AnswerSentenceRow, claims: dict[str, ClaimRow], cited_by: dict[str, set[int]]
+    sentence: AnswerSentenceRow,
+    claims: dict[str, ClaimRow],
+    cited_by: dict[str, set[int]],
+    names: Names,
 ) -> list[str]:
     problems = []
     stated = {n for label in sentence.claims for n in _NUMBER.findall(claims[label].text)}
     counted = {str(count.value) for count in sentence.counts}
-    for number in _NUMBER.findall(sentence.text):
-        if number not in counted | stated:
+    for match in _NUMBER.finditer(sentence.text):
+        number = match.group()
+        if number not in counted | stated and not names.named(sentence.text, match):
             problems.append(f"“{sentence.text}”: {number} is neither counted nor stated")
     for count in sentence.counts:
         backing = count.sources if count.unit == "sources" else count.claims
