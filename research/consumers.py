@@ -11,14 +11,13 @@ event even where no logout was announced.
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
-from django.conf import settings
 from django.contrib.auth import HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.auth.models import User
+from django.contrib.sessions.backends.base import SessionBase
 from django.template.loader import render_to_string
 from django.utils.crypto import constant_time_compare
 
@@ -34,13 +33,13 @@ def run_visible_to(user: Any, code: str) -> bool:
     return run is not None and run.plan_version.plan.is_visible_to(user)
 
 
-def session_user(session_key: str) -> User | None:
-    """The active user a session is signed in as now, read afresh from the store.
+def session_user(store_class: type[SessionBase], session_key: str) -> User | None:
+    """The active user a session is signed in as now, read afresh from its store.
 
     None once the session was logged out, flushed, deleted or expired, or when its
     auth hash no longer matches the user's (a password change signs other sessions out).
     """
-    store = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
+    store = store_class(session_key)  # a new read, not the copy cached at connect
     user_id = store.get(SESSION_KEY)
     user = User.objects.filter(pk=user_id, is_active=True).first() if user_id else None
     if user is None:
@@ -61,6 +60,7 @@ class RunProgressConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             return
         self.user_id = user.pk
         self.session_key = key
+        self.session_store = session.__class__  # the scope's is lazy: its class is the store's
         self.groups_joined = [run_group(code), session_group(key)]
         for group in self.groups_joined:
             await self.channel_layer.group_add(group, self.channel_name)
@@ -98,7 +98,7 @@ class RunProgressConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         Re-reads the session (still signed in as the same active user?) and the plan's
         members for every push.
         """
-        user = session_user(self.session_key)
+        user = session_user(self.session_store, self.session_key)
         if user is None or user.pk != self.user_id:
             return CLOSE_SIGNED_OUT
         return None if run_visible_to(user, code) else CLOSE_FORBIDDEN
