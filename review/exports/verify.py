@@ -1,7 +1,13 @@
 """Offline verification of a reproducibility bundle, in bounded memory.
 
 ``verify_bundle(path, public_key)`` needs the file and a trusted public key (given, else
-this instance's). It returns every problem found, each naming the file or the claim:
+this instance's). It returns the problems found, each naming the file or the claim, and
+stops after the first check that fails (``keep_going``, ``verify_bundle --all``, runs
+them all); the checks, in order:
+
+0. the ZIP itself: each entry named once, by a plain relative path (two entries of one
+   name, one read by ``zipfile`` and the other shown by ``unzip``, refuse the bundle),
+   no damaged entry, the JSON members well formed;
 
 1. the manifest's signature, by the trusted key (unsigned, another key, a bad
    signature: each says so) — a bundle rewritten consistently, hashes and all, fails
@@ -27,6 +33,7 @@ import codecs
 import hashlib
 import json
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,34 +72,65 @@ class Span:
     hasher: Any = field(default_factory=hashlib.sha256)
 
 
-def verify_bundle(path: str | Path, public_key: Ed25519PublicKey | None) -> list[str]:
+def verify_bundle(
+    path: str | Path, public_key: Ed25519PublicKey | None, *, keep_going: bool = False
+) -> list[str]:
     """Every problem found in the bundle (see the module docstring); [] when sound.
 
-    ``public_key`` None means there is no trusted key: the signature check fails, saying
-    so, and everything else is still checked.
+    It stops at the first check that fails: nothing a failed signature covers is worth
+    reading (a forged bundle may be made large to be slow), so a bundle whose signature
+    fails — unsigned, another key, no trusted key, a changed manifest — is not read
+    further. ``keep_going`` (``verify_bundle --all``) runs every check anyway, to see
+    everything wrong with a bundle one has reasons to read. ``public_key`` None means
+    there is no trusted key: the signature check fails, saying so.
+
+    Raises :class:`BundleUnreadable` (one line) for what cannot be checked at all: not a
+    ZIP, a damaged entry, two entries of one name or a name no bundle uses, a missing or
+    malformed JSON member.
     """
     try:
         archive = zipfile.ZipFile(path)
-    except (OSError, zipfile.BadZipFile) as exc:
+    except (OSError, zipfile.BadZipFile, ValueError) as exc:
         raise BundleUnreadable(f"{path}: not a readable ZIP ({exc})") from exc
     with archive:
-        names = set(archive.namelist())
-        manifest_bytes = _read_capped(archive, names, MANIFEST)
-        manifest = _parse(MANIFEST, manifest_bytes)
-        problems = _check_signature(archive, names, manifest, manifest_bytes, public_key)
-        if manifest.get("format") != FORMAT:
-            problems.append(f"{MANIFEST}: unknown format {manifest.get('format')!r}")
-        document = _document(archive, names)
-        problems += _check_claims(document, _claims(archive, names))
-        evidence = _parse("evidence.json", _read_capped(archive, names, "evidence.json"))
-        if evidence != [row.model_dump(mode="json") for row in document.appendix_b]:
-            problems.append("evidence.json differs from the report's evidence table")
-        listed: dict[str, str] = manifest.get("files", {})
-        spans = _spans(document)
-        problems += _check_entries(archive, names, listed, spans, document)
-        report_hash = manifest.get("report", {}).get("content_hash")
-        if listed.get("report/report.md") != report_hash:
-            problems.append("report/report.md does not match the report's content hash")
+        try:
+            return _verify(archive, public_key, keep_going)
+        except DAMAGED as exc:
+            raise BundleUnreadable(f"{path}: a damaged ZIP entry ({exc})") from exc
+
+
+# What reading a corrupt entry raises: a bad CRC, truncated or invalid deflate data, an
+# unsupported compression method, an encrypted entry.
+DAMAGED = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, OSError)
+
+
+def _verify(
+    archive: zipfile.ZipFile, public_key: Ed25519PublicKey | None, keep_going: bool
+) -> list[str]:
+    names = _member_names(archive)
+    manifest_bytes = _read_capped(archive, names, MANIFEST)
+    manifest = _parse(MANIFEST, manifest_bytes)
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files", {}), dict):
+        raise BundleUnreadable(f"{MANIFEST} is not a bundle manifest (a JSON object with files)")
+    problems = _check_signature(archive, names, manifest, manifest_bytes, public_key)
+    if manifest.get("format") != FORMAT:
+        problems.append(f"{MANIFEST}: unknown format {manifest.get('format')!r}")
+    if problems and not keep_going:
+        return problems
+    document = _document(archive, names)
+    problems += _check_claims(document, _claims(archive, names))
+    evidence = _parse("evidence.json", _read_capped(archive, names, "evidence.json"))
+    if evidence != [row.model_dump(mode="json") for row in document.appendix_b]:
+        problems.append("evidence.json differs from the report's evidence table")
+    listed: dict[str, Any] = manifest.get("files", {})
+    problems += _check_names(names, listed)
+    if problems and not keep_going:
+        return problems
+    problems += _check_entries(archive, names, listed, _spans(document), document, keep_going)
+    report = manifest.get("report")
+    report_hash = report.get("content_hash") if isinstance(report, dict) else None
+    if listed.get("report/report.md") != report_hash:
+        problems.append("report/report.md does not match the report's content hash")
     return problems
 
 
@@ -109,6 +147,26 @@ def trusted_key(given: str | None) -> Ed25519PublicKey | None:
 
 
 # --- reading --------------------------------------------------------------------------
+
+
+def _member_names(archive: zipfile.ZipFile) -> set[str]:
+    """The entries' names, each once and each a plain relative path, or a refusal.
+
+    Two entries of one name are how a forged file hides: ``zipfile`` reads the last,
+    ``unzip`` and most viewers show the first, so no check on one proves the other.
+    """
+    names: set[str] = set()
+    for name in archive.namelist():
+        if name in names:
+            raise BundleUnreadable(
+                f"the bundle holds two entries named {name}: a bundle never does (one may "
+                "be a forgery shown in place of the other)"
+            )
+        parts = name.split("/")
+        if name.startswith("/") or "\\" in name or ".." in parts or "" in parts[:-1]:
+            raise BundleUnreadable(f"{name!r} is not a name a bundle uses (absolute or ..)")
+        names.add(name)
+    return names
 
 
 def _read_capped(archive: zipfile.ZipFile, names: set[str], name: str) -> bytes:
@@ -128,6 +186,8 @@ def _parse(name: str, data: bytes) -> Any:
         return json.loads(data)
     except ValueError as exc:
         raise BundleUnreadable(f"{name} is not valid JSON ({exc})") from exc
+    except RecursionError:
+        raise BundleUnreadable(f"{name} is not valid JSON (nested too deeply)") from None
 
 
 def _document(archive: zipfile.ZipFile, names: set[str]) -> ReportDocument:
@@ -136,6 +196,8 @@ def _document(archive: zipfile.ZipFile, names: set[str]) -> ReportDocument:
         return ReportDocument.from_json(data)
     except UnsupportedDocument as exc:
         raise BundleUnreadable(f"report/report.json: {exc}") from exc
+    except RecursionError:
+        raise BundleUnreadable("report/report.json is malformed (nested too deeply)") from None
 
 
 def _claims(archive: zipfile.ZipFile, names: set[str]) -> BundleClaims:
@@ -144,6 +206,8 @@ def _claims(archive: zipfile.ZipFile, names: set[str]) -> BundleClaims:
         return BundleClaims.model_validate(data)
     except ValidationError as exc:
         raise BundleUnreadable(f"claims.json is malformed ({exc})") from exc
+    except RecursionError:
+        raise BundleUnreadable("claims.json is malformed (nested too deeply)") from None
 
 
 # --- 1. signature ---------------------------------------------------------------------
@@ -215,19 +279,27 @@ def _spans(document: ReportDocument) -> dict[str, list[Span]]:
     return spans
 
 
+def _check_names(names: set[str], listed: dict[str, Any]) -> list[str]:
+    """Every listed entry is there, and nothing else but the manifest and signature."""
+    problems = [
+        f"{name}: listed in the manifest but missing"
+        for name in sorted(listed)
+        if name not in names
+    ]
+    for name in sorted(names - set(listed) - UNLISTED):
+        problems.append(f"{name}: not listed in the manifest")
+    return problems
+
+
 def _check_entries(
     archive: zipfile.ZipFile,
     names: set[str],
-    listed: dict[str, str],
+    listed: dict[str, Any],
     spans: dict[str, list[Span]],
     document: ReportDocument,
+    keep_going: bool,
 ) -> list[str]:
     problems = []
-    for name in sorted(listed):
-        if name not in names:
-            problems.append(f"{name}: listed in the manifest but missing")
-    for name in sorted(names - set(listed) - UNLISTED):
-        problems.append(f"{name}: not listed in the manifest")
     for sha in sorted(spans):
         if f"snapshots/{sha}.txt" not in names:
             problems.append(f"snapshot {sha[:12]} is missing; cited by {_citing(document, sha)}")
@@ -243,6 +315,8 @@ def _check_entries(
                 f"cited by {_citing(document, sha)}"
             )
         problems += [s.problem for s in wanted if s.hasher.hexdigest() != s.expected]
+        if problems and not keep_going:
+            break
     return problems
 
 

@@ -98,7 +98,7 @@ def test_it_fails_a_claim_text_that_does_not_match_its_fingerprint(bundle, scene
     files = remanifest(forge_text(zip_text(bundle), APPROVED[0], FORGED, fingerprint=False))
     path = tmp_path / "forged.zip"
     path.write_bytes(write_zip(files))
-    problems = bundle_problems(path)
+    problems = bundle_problems(path, keep_going=True)  # every check, past the signature
     code = scene["approved"][0].code
     assert any("not signed" in p for p in problems)
     assert f"claim C1 ({code}): text in report/report.json does not match its fingerprint" in (
@@ -159,7 +159,7 @@ def test_it_fails_verify_bundle_even_when_the_tamperer_rehashes_everything(bundl
     files[f"snapshots/{new_sha}.txt"] = text
     path = tmp_path / "rehashed.zip"
     path.write_bytes(write_zip(remanifest(files)))
-    problems = bundle_problems(path)
+    problems = bundle_problems(path, keep_going=True)  # every check, past the signature
     assert any("not signed" in p for p in problems)
     assert all(str(claim.code) in p for p in problems if "quote" in p)
     assert any(f"claim C2 ({claim.code})" in p and "does not match snapshot" in p for p in problems)
@@ -173,7 +173,7 @@ def test_it_fails_verify_bundle_when_a_cited_claim_is_not_approved(bundle, tmp_p
     files["claims.json"] = json.dumps(claims)
     path = tmp_path / "unapproved.zip"
     path.write_bytes(write_zip(remanifest(files)))
-    problems = bundle_problems(path)
+    problems = bundle_problems(path, keep_going=True)  # every check, past the signature
     assert problems[1:] == [
         f"claim C1 ({claims['approved'][0]['code']}): cited by the report but its latest "
         "decision is not approval"

@@ -24,10 +24,18 @@ class Command(BaseCommand):
             help="the signer's public key: a PEM file, or base64 (the /about/ page shows it); "
             "default: this instance's key",
         )
+        parser.add_argument(
+            "--all",
+            action="store_true",
+            help="run every check even after one fails (by default it stops at the first: "
+            "a bundle whose signature fails is not read further)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            problems = verify_bundle(options["file"], trusted_key(options["public_key"]))
+            problems = verify_bundle(
+                options["file"], trusted_key(options["public_key"]), keep_going=options["all"]
+            )
         except BundleUnreadable as exc:
             raise CommandError(str(exc)) from exc
         if problems:
