@@ -10,9 +10,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
-# Chromium prints PDF exports; curl serves the healthcheck.
+# Chromium prints PDF exports (the healthcheck is Python's http.client: no curl needed).
 RUN apt-get update \
- && apt-get install -y --no-install-recommends chromium curl \
+ && apt-get install -y --no-install-recommends chromium \
  && rm -rf /var/lib/apt/lists/*
 
 # CPU torch first, from PyTorch's CPU index: otherwise pip pulls a multi-GB CUDA build.

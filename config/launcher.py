@@ -11,31 +11,43 @@
    the web server or the database down. Ctrl-C (SIGINT) or SIGTERM stops everything,
    also when the launcher was started with SIGINT ignored (``cmd &`` in a script).
 
+Every service runs in a process group of its own and gets SIGTERM when the launcher dies
+(``PR_SET_PDEATHSIG``), as do uvicorn's worker processes when their uvicorn dies. When a
+service exits, whatever it left in its group is stopped before it is started again, so a
+killed web server leaves no orphans holding the port; a port held by another program is
+reported, and waited for, instead of failing on "address already in use".
+
 ``python -m config.launcher web`` runs only the web server command (docker-compose's
 ``web`` service), with the same options.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import multiprocessing
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import IO
 
 from config import embedded
-from config.serve import web_command, web_processes
+from config.serve import die_with_parent, web_command, web_processes
 
-__all__ = ["main", "web_command", "web_main", "web_processes"]
+__all__ = ["main", "web_application", "web_command", "web_main", "web_processes"]
 
 BASE_DIR = embedded.BASE_DIR
 BACKOFF_FIRST_S = 1.0
 BACKOFF_MAX_S = 60.0
 STABLE_AFTER_S = 60.0
+LEFTOVER_GRACE_S = 15.0  # uvicorn's graceful shutdown takes up to 10 s
+PORT_WAIT_S = 15.0
 
 
 def _lock_file() -> Path:
@@ -85,13 +97,62 @@ def worker_command(n: int) -> list[str]:
     return [sys.executable, str(BASE_DIR / "manage.py"), "procrastinate", "worker", "--name", name]
 
 
+def group_members(group: int) -> list[int]:
+    """The live processes of process group ``group`` (from /proc; zombies left out)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return []
+    members = []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            state, _, pgrp = (entry / "stat").read_text().rsplit(")", 1)[1].split()[:3]
+        except (OSError, ValueError):
+            continue
+        if state != "Z" and int(pgrp) == group:
+            members.append(int(entry.name))
+    return sorted(members)
+
+
+def _signal_group(group: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # gone, or not ours
+        os.killpg(group, sig)
+
+
+def port_free(host: str, port: str) -> bool:
+    """Whether a server could listen on host:port now (uvicorn, too, sets SO_REUSEADDR)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host.strip("[]"), int(port)))
+        except OSError:
+            return False
+    return True
+
+
+def wait_for_port(host: str, port: str, timeout_s: float = PORT_WAIT_S) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not port_free(host, port):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.3)
+    return True
+
+
 @dataclass
 class Service:
-    """One supervised process: restarted after a back-off whenever it exits."""
+    """One supervised process: restarted after a back-off whenever it exits.
+
+    It runs in a process group of its own, so what it leaves behind when it dies (the
+    web server's worker processes) can be found and stopped before it starts again. A
+    service with an ``address`` starts only once nothing else listens there.
+    """
 
     name: str
     command: list[str]
     env: dict[str, str]
+    address: tuple[str, str] | None = None
     proc: subprocess.Popen[bytes] | None = None
     started_at: float = 0.0
     backoff_s: float = BACKOFF_FIRST_S
@@ -100,7 +161,13 @@ class Service:
     log: list[str] = field(default_factory=list)
 
     def start(self) -> None:
-        self.proc = subprocess.Popen(self.command, env=self.env, cwd=BASE_DIR)
+        self.proc = subprocess.Popen(
+            self.command,
+            env=self.env,
+            cwd=BASE_DIR,
+            process_group=0,
+            preexec_fn=partial(die_with_parent, os.getpid()),
+        )
         self.started_at = time.monotonic()
         self.restart_at = None
 
@@ -108,19 +175,47 @@ class Service:
         """Notice an exit and schedule the restart; restart when its time has come."""
         if self.restart_at is not None:
             if now >= self.restart_at:
-                self.restarts += 1
-                self.start()
+                self._restart(now)
             return
         if self.proc is None or self.proc.poll() is None:
             if now - self.started_at >= STABLE_AFTER_S:
                 self.backoff_s = BACKOFF_FIRST_S
             return
-        code = self.proc.returncode
-        message = f"{self.name} exited with code {code}; restarting in {self.backoff_s:.0f} s"
-        print(message, file=sys.stderr, flush=True)
-        self.log.append(message)
+        self._schedule(now, f"{self.name} exited with code {self.proc.returncode}")
+        self.stop_leftovers()
+
+    def _restart(self, now: float) -> None:
+        if self.address is not None and not port_free(*self.address):
+            host, port = self.address
+            self._schedule(now, f"{self.name}: port {port} on {host} is in use by another program")
+            return
+        self.restarts += 1
+        self.start()
+
+    def _schedule(self, now: float, why: str) -> None:
+        message = f"{why}; restarting in {self.backoff_s:.0f} s"
+        self._say(message)
         self.restart_at = now + self.backoff_s
         self.backoff_s = min(self.backoff_s * 2, BACKOFF_MAX_S)
+
+    def _say(self, message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+        self.log.append(message)
+
+    def stop_leftovers(self, grace_s: float = LEFTOVER_GRACE_S) -> None:
+        """Stop what the exited process left in its group: SIGTERM, SIGKILL after ``grace_s``."""
+        assert self.proc is not None
+        group = self.proc.pid
+        left = group_members(group)
+        if not left:
+            return
+        self._say(f"{self.name} left pid {', '.join(map(str, left))} running; stopping it all")
+        _signal_group(group, signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        while group_members(group) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if group_members(group):
+            _signal_group(group, signal.SIGKILL)  # whatever ignored SIGTERM
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -134,11 +229,12 @@ class Service:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        self.stop_leftovers()
 
 
 def services(env: dict[str, str], host: str, port: str) -> list[Service]:
     workers = int(env.get("EB_WORKERS", "1"))
-    web = Service("web server", web_command(env, host, port), env)
+    web = Service("web server", web_command(env, host, port), env, address=(host, port))
     return [web, *(Service(f"worker {n}", worker_command(n), env) for n in range(workers))]
 
 
@@ -187,6 +283,10 @@ def main() -> int:
         return 1
     host = os.environ.get("EB_HOST", "127.0.0.1")
     port = os.environ.get("EB_PORT", "8000")
+    if not wait_for_port(host, port):
+        print(f"port {port} on {host} is in use: stop its holder or set EB_PORT", file=sys.stderr)
+        lock.close()
+        return 1
     started_db = False
     if not os.environ.get("DATABASE_URL"):
         started_db = "running" not in embedded.status()
@@ -217,6 +317,20 @@ def main() -> int:
         if started_db and os.environ.get("EB_KEEP_DB") != "1":
             embedded.stop()
         lock.close()
+
+
+def web_application() -> object:
+    """The ASGI application, made in each uvicorn worker process (``uvicorn --factory``).
+
+    A worker process first arranges to die with the uvicorn process that spawned it, so a
+    killed uvicorn leaves no worker serving unsupervised.
+    """
+    parent = multiprocessing.parent_process()
+    if parent is not None and parent.pid is not None:
+        die_with_parent(parent.pid)
+    from config.asgi import application
+
+    return application
 
 
 def web_main() -> int:

@@ -178,10 +178,14 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 # Login throttling (django-axes): after LOGIN_FAILURE_LIMIT wrong passwords for one
-# username from one address, that pair is locked out for LOGIN_COOLOFF_MINUTES.
+# username from one address, that pair is locked out for LOGIN_COOLOFF_MINUTES; after
+# LOGIN_ADDRESS_FAILURE_LIMIT for any usernames from one address, that whole address is
+# (config.lockout).
 AXES_FAILURE_LIMIT = envint("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=envint("LOGIN_COOLOFF_MINUTES", 15, minimum=1))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_HANDLER = "config.lockout.AddressLimitHandler"
+LOGIN_ADDRESS_FAILURE_LIMIT = envint("LOGIN_ADDRESS_FAILURE_LIMIT", 20, minimum=1)
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
@@ -215,6 +219,7 @@ UPLOAD_REQUEST_MAX_BYTES = envint("UPLOAD_REQUEST_MAX_BYTES", 100 * 1024 * 1024,
 SESSION_COOKIE_SECURE = envbool("DJANGO_SECURE_COOKIES", not DEBUG)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_SSL_REDIRECT = envbool("DJANGO_SSL_REDIRECT", not DEBUG)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # the container's health check asks over plain HTTP
 SECURE_HSTS_SECONDS = envint("DJANGO_HSTS_SECONDS", 0 if DEBUG else 31536000, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
 SECURE_HSTS_PRELOAD = not DEBUG

@@ -43,7 +43,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "interfaces",
         (
             r"\w+\.(views|forms|urls|admin|consumers|routing|http)$",
-            r"config\.(errors|limits)$",
+            r"config\.(errors|limits|lockout)$",
             r"\w+\.templatetags(\..+)?$",
             r"\w+\.management(\..+)?$",
             r"review\.report_(views|urls)$",

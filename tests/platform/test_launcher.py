@@ -97,11 +97,12 @@ def _shell(env: dict[str, str], code: str) -> str:
     return result.stdout.strip()
 
 
-def _stop(proc: subprocess.Popen[str]) -> None:
+def _stop(proc: subprocess.Popen[str]) -> str:
+    """Ctrl-C the launcher; return what it printed after the URL."""
     proc.send_signal(signal.SIGINT)
     # Read what it still prints while it stops: nobody reads its stdout pipe after the URL,
     # and a launcher blocked writing to a full pipe never gets to exit.
-    proc.communicate(timeout=60)
+    return proc.communicate(timeout=60)[0]
 
 
 def test_it_runs_serves_login_keeps_data_and_refuses_a_second_instance(home):
@@ -188,6 +189,67 @@ def test_it_restarts_a_crashed_worker_and_keeps_serving(home):
         _stop(launcher)
 
 
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has exited
+
+
+def _poll(check, timeout_s: float):
+    """``check()``'s first true value within ``timeout_s``, else its last value."""
+    deadline = time.monotonic() + timeout_s
+    while not (value := check()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return value
+
+
+def _web_server(launcher_pid: int) -> tuple[int, set[int]] | None:
+    """The launcher's uvicorn and its worker processes, once it has started them all."""
+    for pid, cmd in _children(launcher_pid).items():
+        workers = {p for p, c in _children(pid).items() if "spawn_main" in c}
+        if " uvicorn " in cmd and len(workers) == 2:
+            return pid, workers
+    return None
+
+
+def _new_web_server(launcher_pid: int, old: int) -> bool:
+    found = _web_server(launcher_pid)
+    return found is not None and found[0] != old
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "healthz", timeout=5) as response:
+            return bool(response.status == 200)
+    except OSError:
+        return False
+
+
+def test_it_stops_a_killed_web_servers_processes_and_serves_again(home):
+    """kill -9 of uvicorn: its two workers die with it, and a new uvicorn takes the port."""
+    env = _env(home, free_port())
+    env["EB_WEB_PROCESSES"] = "2"
+    launcher = _launch(env)
+    output = ""
+    try:
+        url, _ = _wait_for_url(launcher)
+        found = _poll(lambda: _web_server(launcher.pid), 60)
+        assert found, _children(launcher.pid)
+        web, workers = found
+        os.kill(web, signal.SIGKILL)
+        left = _poll(lambda: not any(_alive(pid) for pid in workers), 60)
+        assert left, f"the killed web server's workers still run: {workers}"
+        assert _poll(lambda: _new_web_server(launcher.pid, web), 120), "no new web server"
+        assert _poll(lambda: _healthy(url), 120)  # the old workers are gone: the new one answers
+        assert launcher.poll() is None
+    finally:
+        output = _stop(launcher)
+    assert "web server exited with code -9; restarting in 1 s" in output
+    assert "address already in use" not in output.lower()
+
+
 def test_it_backs_off_a_service_that_keeps_crashing(capsys):
     from config.launcher import Service
 
@@ -206,6 +268,58 @@ def test_it_backs_off_a_service_that_keeps_crashing(capsys):
     service.check(now + 1.5)
     assert service.restart_at == pytest.approx(now + 1.5 + 2.0)  # doubled
     assert "crasher exited with code 3; restarting in 1 s" in capsys.readouterr().err
+
+
+LEAVER = """
+import os, sys, time
+if os.fork() == 0:
+    time.sleep(120)  # an orphan once its parent is gone, as a killed uvicorn's workers are
+    os._exit(0)
+open(sys.argv[1], "w").write(str(os.getpid()))
+"""
+
+
+def test_it_stops_what_an_exited_service_left_in_its_group(tmp_path, capsys):
+    from config.launcher import Service, group_members
+
+    marker = tmp_path / "parent"
+    service = Service("leaver", [sys.executable, "-c", LEAVER, str(marker)], dict(os.environ))
+    service.start()
+    assert service.proc is not None
+    service.proc.wait(timeout=30)
+    left = group_members(service.proc.pid)
+    assert len(left) == 1  # the child, in the service's own process group
+    service.check(time.monotonic())
+    assert _poll(lambda: not _alive(left[0]), 30)
+    assert group_members(service.proc.pid) == []
+    err = capsys.readouterr().err
+    assert f"leaver left pid {left[0]} running; stopping it all" in err
+
+
+def test_it_waits_for_a_port_another_program_holds(capsys):
+    import socket
+
+    from config.launcher import Service
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = str(holder.getsockname()[1])
+        command = [sys.executable, "-c", "raise SystemExit(1)"]
+        service = Service("web server", command, dict(os.environ), address=("127.0.0.1", port))
+        service.start()
+        assert service.proc is not None
+        service.proc.wait(timeout=30)
+        now = time.monotonic()
+        service.check(now)  # exited: restart in 1 s
+        service.check(now + 1.0)  # due, but the port is held: not started, later
+        assert service.restarts == 0
+        assert service.restart_at == pytest.approx(now + 1.0 + 2.0)
+    err = capsys.readouterr().err
+    assert f"web server: port {port} on 127.0.0.1 is in use by another program" in err
+    service.check(now + 3.0)  # free again: started
+    assert service.restarts == 1
+    service.proc.wait(timeout=30)
 
 
 def test_it_reports_the_embedded_database_without_starting_it(home):
