@@ -9,8 +9,9 @@ only after the body has been read. This middleware sits in front of Django:
    passes the limit the request is answered ``413`` and the rest is never read.
 
 Upload paths (``/library/uploads/``) get the larger upload limit, but only for a
-request that carries a session cookie: an anonymous client gets the small limit
-everywhere (the view would send it to the login page anyway).
+request whose session cookie names a live session of an active user (looked up before
+the body is read): an anonymous client, or one that made up a cookie, gets the small
+limit everywhere (the view would send it to the login page anyway).
 """
 
 from __future__ import annotations
@@ -39,17 +40,58 @@ def _header(scope: Scope, name: bytes) -> bytes | None:
     return None
 
 
-def _has_session(scope: Scope, cookie_name: str) -> bool:
+def session_key(scope: Scope, cookie_name: str) -> str:
+    """The value of the request's session cookie ('' when it has none)."""
     cookies = (_header(scope, b"cookie") or b"").decode("latin-1")
-    return any(part.strip().startswith(cookie_name + "=") for part in cookies.split(";"))
+    for part in cookies.split(";"):
+        name, _, value = part.strip().partition("=")
+        if name == cookie_name and value:
+            return value
+    return ""
 
 
-def limit_for(scope: Scope, *, default: int, upload: int, session_cookie: str) -> int:
-    """The largest body this request may send, by path and whether it has a session."""
+def _signed_in(key: str) -> bool:
+    from importlib import import_module
+
+    from django.conf import settings
+    from django.contrib.auth import SESSION_KEY, get_user_model
+    from django.db import connections
+
+    try:
+        store = import_module(settings.SESSION_ENGINE).SessionStore(session_key=key)
+        user_id = store.get(SESSION_KEY)  # an unknown or expired key loads an empty session
+        if user_id is None:
+            return False
+        users = get_user_model()._default_manager
+        return bool(users.filter(pk=user_id, is_active=True).exists())
+    finally:
+        connections.close_all()  # this runs outside a request: nothing else would
+
+
+async def signed_in_session(key: str) -> bool:
+    """Whether ``key`` is a live session of an active user (one query or two)."""
+    from asgiref.sync import sync_to_async
+
+    return await sync_to_async(_signed_in, thread_sensitive=False)(key)
+
+
+SessionCheck = Callable[[str], Awaitable[bool]]
+
+
+async def limit_for(
+    scope: Scope,
+    *,
+    default: int,
+    upload: int,
+    session_cookie: str,
+    signed_in: SessionCheck = signed_in_session,
+) -> int:
+    """The largest body this request may send, by path and whether it is signed in."""
     path = str(scope.get("path", ""))
-    if path.startswith(UPLOAD_PREFIXES) and _has_session(scope, session_cookie):
-        return upload
-    return default
+    if not path.startswith(UPLOAD_PREFIXES):
+        return default
+    key = session_key(scope, session_cookie)
+    return upload if key and await signed_in(key) else default
 
 
 async def send_413(send: Send, limit: int) -> None:
@@ -85,18 +127,24 @@ class RequestSizeLimit:
         default: int,
         upload: int,
         session_cookie: str = "sessionid",
+        signed_in: SessionCheck = signed_in_session,
     ) -> None:
         self.app = app
         self.default = default
         self.upload = upload
         self.session_cookie = session_cookie
+        self.signed_in = signed_in
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = limit_for(
-            scope, default=self.default, upload=self.upload, session_cookie=self.session_cookie
+        limit = await limit_for(
+            scope,
+            default=self.default,
+            upload=self.upload,
+            session_cookie=self.session_cookie,
+            signed_in=self.signed_in,
         )
         declared = _header(scope, b"content-length")
         if declared is not None:

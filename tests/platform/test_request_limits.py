@@ -60,18 +60,46 @@ def test_it_stops_a_streamed_body_the_moment_it_passes_the_limit():
     assert fed == 3  # 1,200 bytes read: the rest of the 40,000 never was
 
 
-def test_it_gives_uploads_the_larger_limit_only_with_a_session_cookie():
-    app = RequestSizeLimit(_reading_app, default=1000, upload=10_000)
+async def _only_abc(key: str) -> bool:
+    return key == "abc"
+
+
+def test_it_gives_uploads_the_larger_limit_only_with_a_live_session():
+    app = RequestSizeLimit(_reading_app, default=1000, upload=10_000, signed_in=_only_abc)
     body = [b"x" * 5000]
     anonymous, _ = _run_app(app, _scope("/library/uploads/"), body)
     cookie = [(b"cookie", b"csrftoken=a; sessionid=abc")]
     signed_in, _ = _run_app(app, _scope("/library/uploads/", cookie), body)
     elsewhere, _ = _run_app(app, _scope("/plans/new/", cookie), body)
+    made_up = [(b"cookie", b"sessionid=forged")]
+    forged, fed = _run_app(app, _scope("/library/uploads/", made_up), body)
     assert [anonymous[0]["status"], signed_in[0]["status"], elsewhere[0]["status"]] == [
         413,
         200,
         413,
     ]
+    assert forged[0]["status"] == 413
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_made_up_session_cookie_does_not_lift_the_upload_limit(client, author):
+    """Any cookie named sessionid used to lift the 1 MB anonymous limit (99 MiB were read
+    before the view's 403); only a session the database holds, of an active user, does."""
+    app = RequestSizeLimit(_reading_app, default=1000, upload=10_000)
+    body = [b"x" * 5000]
+
+    def status(cookie: bytes) -> int:
+        sent, _ = _run_app(app, _scope("/library/uploads/", [(b"cookie", cookie)]), body)
+        return sent[0]["status"]
+
+    client.force_login(author)
+    live = client.cookies["sessionid"].value
+    assert status(b"sessionid=" + live.encode()) == 200
+    assert status(b"sessionid=abcdefghijklmnopqrstuvwxyz012345") == 413
+    assert status(b"sessionid=") == 413
+    author.is_active = False
+    author.save()
+    assert status(b"sessionid=" + live.encode()) == 413
 
 
 def _rss_kib(pid: int) -> int:
