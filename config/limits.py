@@ -51,14 +51,12 @@ def session_key(scope: Scope, cookie_name: str) -> str:
 
 
 def _signed_in(key: str) -> bool:
-    from importlib import import_module
-
-    from django.conf import settings
     from django.contrib.auth import SESSION_KEY, get_user_model
+    from django.contrib.sessions.backends.db import SessionStore  # the engine settings use
     from django.db import connections
 
     try:
-        store = import_module(settings.SESSION_ENGINE).SessionStore(session_key=key)
+        store = SessionStore(session_key=key)
         user_id = store.get(SESSION_KEY)  # an unknown or expired key loads an empty session
         if user_id is None:
             return False

@@ -255,3 +255,29 @@ def test_it_estimates_the_time_left_from_the_rate_so_far(author):
     upload = Upload(library=library, documents_total=1000, documents_done=250)
     upload.started_at = timezone.now() - timedelta(seconds=100)
     assert upload.eta_s is not None and 299 < upload.eta_s < 302
+
+
+@pytest.mark.django_db
+def test_a_batch_page_is_its_uploader_s_and_an_administrator_s_only(
+    author, outsider, django_user_model, client
+):
+    """Staff without permissions saw other users' batches, with private library and file
+    names; a staff flag opens the admin, not everyone's uploads."""
+    _, batch = _queue(author, _file("board-minutes.txt", b"Private notes."), library_name="hr")
+    staff = django_user_model.objects.create_user("staff", password="pw-staff", is_staff=True)
+    admin = django_user_model.objects.create_superuser("root", password="pw-root")
+    url = f"/library/uploads/{batch}/"
+    seen = {}
+    for user in (author, outsider, staff, admin):
+        client.force_login(user)
+        response = client.get(url)
+        seen[user.username] = (
+            response.status_code,
+            "board-minutes.txt" in response.content.decode(),
+        )
+    assert seen == {
+        "author": (200, True),
+        "outsider": (404, False),
+        "staff": (404, False),
+        "root": (200, True),
+    }
