@@ -332,6 +332,9 @@ FETCH_MAX_BYTES = envint("FETCH_MAX_BYTES", 20 * 1024 * 1024, minimum=1024)
 FETCH_MAX_REDIRECTS = envint("FETCH_MAX_REDIRECTS", 5, minimum=0)
 FETCH_ALLOWED_HOSTS = envlist("FETCH_ALLOWED_HOSTS", [])  # private hosts allowed on purpose
 FETCH_USER_AGENT = envstr("FETCH_USER_AGENT", "EvidenceBureau/0.1 (+research tool)")
+# Pages the ingest stage fetches at once, in all and from any one host.
+FETCH_CONCURRENCY = envint("FETCH_CONCURRENCY", 4, minimum=1)
+FETCH_PER_HOST = envint("FETCH_PER_HOST", 2, minimum=1)
 SEARXNG_URL = envstr("SEARXNG_URL", "")
 ARXIV_ENABLED = envbool("ARXIV_ENABLED", False)
 OPENALEX_ENABLED = envbool("OPENALEX_ENABLED", False)

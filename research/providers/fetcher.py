@@ -19,13 +19,18 @@ How each guarantee is kept:
    ``Content-Length`` over the cap is refused before reading.
 4. Each network operation has ``timeout_s``; the whole fetch has ``total_timeout_s``
    (a server dripping one byte a second cannot hold a worker).
+5. ``FetchPool`` fetches many pages at once for a synchronous caller, at most
+   ``max_concurrent`` in flight and ``max_per_host`` to any one host (a slow page holds
+   one slot, not the caller; a site is never asked for more than its share at once).
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import hashlib
 import ssl
+import threading
 import zlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -47,6 +52,7 @@ __all__ = [
     "FetchError",
     "FetchHTTPError",
     "FetchOptions",
+    "FetchPool",
     "FetchResult",
     "FetchTimeout",
     "FetchTooLarge",
@@ -139,6 +145,8 @@ class FetchOptions:
     total_timeout_s: float | None = None  # None: three times timeout_s
     ca_bundle: str = ""  # PEM file of trusted CAs; '' means the certifi bundle
     retry: RetryPolicy = RetryPolicy()  # attempts and back-off (HTTP_* settings)
+    max_concurrent: int = 4  # FetchPool: fetches in flight at once
+    max_per_host: int = 2  # FetchPool: fetches in flight to one host at once
 
     @classmethod
     def from_settings(cls, **overrides: Any) -> FetchOptions:
@@ -151,6 +159,8 @@ class FetchOptions:
             user_agent=settings.FETCH_USER_AGENT,
             allowed_hosts=tuple(settings.FETCH_ALLOWED_HOSTS),
             retry=RetryPolicy.from_settings(),
+            max_concurrent=settings.FETCH_CONCURRENCY,
+            max_per_host=settings.FETCH_PER_HOST,
         )
         return replace(options, **overrides)
 
@@ -343,6 +353,70 @@ async def _fetch_once(
 def fetch_url_sync(url: str, *, options: FetchOptions | None = None) -> FetchResult:
     """``fetch_url`` for synchronous callers (runs on its own event loop)."""
     return async_to_sync(fetch_url)(url, options=options)
+
+
+class FetchPool:
+    """``fetch_url`` for many pages at once, for synchronous callers.
+
+    The pool runs an event loop on a thread of its own; :meth:`submit` returns a
+    ``concurrent.futures.Future`` at once, whose result is the ``FetchResult`` or whose
+    exception is the fetch's error. At most ``options.max_concurrent`` fetches are in
+    flight, and at most ``options.max_per_host`` to one host (a page waiting for its
+    host's slot holds no overall one); the rest wait their turn in submission order.
+    Leaving the ``with`` block cancels whatever has not finished.
+    """
+
+    def __init__(
+        self, options: FetchOptions, *, transport: httpx.AsyncBaseTransport | None = None
+    ) -> None:
+        self.options = options
+        self._transport = transport
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="fetch-pool", daemon=True
+        )
+        self._slots = asyncio.Semaphore(options.max_concurrent)
+        self._host_slots: dict[str, asyncio.Semaphore] = {}  # touched on the loop only
+
+    def __enter__(self) -> FetchPool:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def submit(self, url: str) -> concurrent.futures.Future[FetchResult]:
+        return asyncio.run_coroutine_threadsafe(self._fetch(url), self._loop)
+
+    async def _fetch(self, url: str) -> FetchResult:
+        host = _host_key(url)
+        if host not in self._host_slots:
+            self._host_slots[host] = asyncio.Semaphore(self.options.max_per_host)
+        async with self._host_slots[host], self._slots:
+            return await fetch_url(url, options=self.options, transport=self._transport)
+
+    def close(self) -> None:
+        """Cancel the unfinished fetches, then stop the loop and its thread."""
+        if self._thread.is_alive():
+            asyncio.run_coroutine_threadsafe(_cancel_others(), self._loop).result()
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join()
+        self._loop.close()
+
+
+async def _cancel_others() -> None:
+    others = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in others:
+        task.cancel()
+    await asyncio.gather(*others, return_exceptions=True)
+
+
+def _host_key(url: str) -> str:
+    """The host whose share a fetch of ``url`` uses ('' for a URL without one)."""
+    try:
+        return (httpx.URL(url).host or "").lower()
+    except (httpx.InvalidURL, TypeError):
+        return ""
 
 
 async def _follow(
