@@ -6,7 +6,15 @@ STAMP := $(VENV)/.installed
 
 .PHONY: setup run test lint typecheck pytest worker db-status db-stop clean-venv
 
+# Chromium prints PDF exports and drives the browser tests. Without it the app still runs
+# (a PDF export says what to install) and the browser tests skip (fail under CI=true), so
+# setup only warns; .ci/run installs it.
+CHROMIUM := $(or $(CHROMIUM_PATH),/usr/bin/chromium)
+
 setup: $(STAMP)
+	@command -v $(CHROMIUM) >/dev/null 2>&1 || echo "make setup: no Chromium at $(CHROMIUM) \
+	(PDF export and the browser tests need it): sudo apt-get install chromium chromium-driver, \
+	or set CHROMIUM_PATH" >&2
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)

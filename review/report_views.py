@@ -17,6 +17,7 @@ from review import services as review_services
 from review.diff import RunDiffRecord, previous_run
 from review.diff import diff_runs as compute_diff
 from review.exports.html import report_context
+from review.exports.pdf import PdfBusy, PdfError
 from review.exports.records import UnsupportedDocument
 from review.models import RunDiff
 from review.preview import report_preview
@@ -84,8 +85,24 @@ def export_report(request: AuthedHttpRequest, code: UUID, fmt: str) -> HttpRespo
     except reports.ExportRefused as exc:
         context = {"report": report, "problems": exc.problems}
         return render(request, "review/report_refused.html", context, status=409)
+    except reports.ExportBusy as exc:  # this user's PDF is still printing: nothing lost
+        return _not_exported(str(exc), status=429, retry_after_s=EXPORT_RETRY_AFTER_S)
+    except PdfBusy as exc:  # every printing slot stayed taken for the whole wait
+        return _not_exported(str(exc), status=503, retry_after_s=exc.retry_after_s)
+    except PdfError as exc:  # no Chromium, or it could not print
+        return _not_exported(str(exc), status=503)
     response = HttpResponse(export.data, content_type=export.content_type)
     response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
+    return response
+
+
+EXPORT_RETRY_AFTER_S = 5  # a PDF prints in a few seconds
+
+
+def _not_exported(message: str, *, status: int, retry_after_s: int = 0) -> HttpResponse:
+    response = HttpResponse(message + "\n", content_type="text/plain; charset=utf-8", status=status)
+    if retry_after_s:
+        response["Retry-After"] = str(retry_after_s)
     return response
 
 

@@ -23,12 +23,15 @@ import io
 import json
 import re
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Max
 from django.http import Http404
 from django.utils import timezone
@@ -488,9 +491,22 @@ def _link_moved(link: EvidenceLink, row: EvidenceRow, passage_fingerprint: str) 
 # --- exporting ------------------------------------------------------------------------
 
 
+class ExportBusy(Exception):
+    """The user already has as many PDF exports printing as they may; nothing was exported."""
+
+
+# Postgres advisory-lock keys of the per-user PDF slots: (this + slot number, user id).
+PDF_LOCK_NAMESPACE = 0x45425044  # "EBPD"
+
+
 def do_export_report(report: Report, fmt: str, user: Any) -> ExportFile:
-    """Render one format after re-checking integrity and scanning it; record the export."""
-    export = render_checked(report, fmt)
+    """Render one format after re-checking integrity and scanning it; record the export.
+
+    A PDF holds one of its user's printing slots while it prints (``ExportBusy`` when
+    none is free), so one user cannot take every page of the printer.
+    """
+    with _printing_slot(fmt, user):
+        export = render_checked(report, fmt)
     Export.objects.create(
         report=report,
         format=fmt,
@@ -499,6 +515,40 @@ def do_export_report(report: Report, fmt: str, user: Any) -> ExportFile:
         created_by=user,
     )
     return export
+
+
+@contextmanager
+def _printing_slot(fmt: str, user: Any) -> Iterator[None]:
+    """One of the user's ``PDF_MAX_PER_USER`` PDF slots for the block, or ``ExportBusy``.
+
+    The slots are Postgres advisory locks: they count across every web process and the
+    command line, and a process that dies releases them with its connection.
+    """
+    if fmt != "pdf" or user is None or user.pk is None:
+        yield
+        return
+    limit = settings.PDF_MAX_PER_USER
+    key = _try_pdf_lock(limit, user.pk)
+    if key is None:
+        exports = "a PDF export" if limit == 1 else f"{limit} PDF exports"
+        raise ExportBusy(
+            f"You already have {exports} printing: wait until it is downloaded, then export again"
+        )
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s::int4, %s::int4)", key)
+
+
+def _try_pdf_lock(limit: int, user_pk: int) -> tuple[int, int] | None:
+    with connection.cursor() as cursor:
+        for slot in range(limit):
+            key = (PDF_LOCK_NAMESPACE + slot, user_pk)
+            cursor.execute("SELECT pg_try_advisory_lock(%s::int4, %s::int4)", key)
+            if cursor.fetchone()[0]:
+                return key
+    return None
 
 
 def render_checked(report: Report, fmt: str) -> ExportFile:

@@ -9,6 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from review import reports
+from review.exports.pdf import PdfError
 
 
 class Command(BaseCommand):
@@ -30,7 +31,7 @@ class Command(BaseCommand):
             report = reports.find_report(options["report"], options["report_version"])
             user = reports.find_user(options["user"]) if options["user"] else None
             export = reports.do_export_report(report, options["format"], user)
-        except reports.ReportNotFound as exc:
+        except (reports.ReportNotFound, reports.ExportBusy, PdfError) as exc:
             raise CommandError(str(exc)) from exc
         except reports.ExportRefused as exc:
             for problem in exc.problems:
