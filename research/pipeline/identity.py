@@ -89,6 +89,10 @@ _UNRESERVED = "-._~"
 _PATH_SAFE = "/" + _UNRESERVED + "!$&'()*+,;=:@%"
 _PCT_RE = re.compile(r"%([0-9A-Fa-f]{2})")
 _DOI_VALID_RE = re.compile(r"^10\.\d{4,9}/\S+$")
+# The dots IDNA (RFC 3490 3.1) reads as label separators: full stop, ideographic,
+# full-width and half-width ideographic full stops.
+_IDNA_DOTS = re.compile("[\u002e\u3002\uff0e\uff61]")
+_MAX_PASSES = 16  # each pass that changes a DOI shortens it or only lower-cases it
 
 
 # -- URLs ---------------------------------------------------------------------------
@@ -110,7 +114,7 @@ def normalize_url(url: str) -> str:
     """
     parts = urlsplit(url.strip())  # raises ValueError on an unparseable netloc
     scheme = parts.scheme.lower()
-    if not scheme or not parts.netloc or not (parts.hostname or "").rstrip("."):
+    if not scheme or not parts.netloc or not _IDNA_DOTS.sub(".", parts.hostname or "").strip("."):
         raise ValueError(f"not an absolute URL with a host: {url!r}")
     netloc = _normalize_netloc(scheme, parts.hostname or "", parts.port)
     path = _normalize_path(parts.path)
@@ -119,7 +123,7 @@ def normalize_url(url: str) -> str:
 
 
 def _normalize_netloc(scheme: str, host: str, port: int | None) -> str:
-    host = host.rstrip(".")
+    host = _IDNA_DOTS.sub(".", host).rstrip(".")  # "example.com。" is "example.com"
     try:
         host = host.encode("idna").decode("ascii")
     except UnicodeError:
@@ -134,10 +138,11 @@ def _normalize_netloc(scheme: str, host: str, port: int | None) -> str:
 def _normalize_path(path: str) -> str:
     if not path:
         return "/"
-    clean = posixpath.normpath(path)
+    # Escapes of unreserved characters first: "%2E%2E" is a ".." segment to resolve.
+    clean = posixpath.normpath(_PCT_RE.sub(_fix_escape, path))
     if clean.startswith("//"):  # normpath keeps a leading double slash
         clean = "/" + clean.lstrip("/")
-    clean = _PCT_RE.sub(_fix_escape, quote(clean, safe=_PATH_SAFE))
+    clean = quote(clean, safe=_PATH_SAFE)
     return clean if clean == "/" else clean.rstrip("/") or "/"
 
 
@@ -188,14 +193,35 @@ def _looks_like_url(text: str) -> bool:
 
 
 def normalize_doi(doi: str) -> str:
-    """Lower-case a bare DOI, dropping a resolver prefix, trailing punctuation and tails."""
-    value = unquote(doi.strip())
-    value = re.sub(r"^(?:doi:\s*|https?://(?:dx\.|www\.)?doi\.org/)", "", value, flags=re.I)
-    value = _strip_trailing(value)
-    for tail in _DOI_TAILS:
-        if value.lower().endswith(tail):
-            value = value[: -len(tail)]
-    return value.lower()
+    """Lower-case a bare DOI, dropping a resolver prefix, trailing punctuation and tails.
+
+    Percent-escapes are decoded until none is left (a doubly escaped ``%252F`` is a
+    ``/``), control characters dropped, and every step repeated until nothing changes,
+    so a normalized DOI normalizes to itself.
+    """
+    value = doi
+    for _ in range(_MAX_PASSES):
+        before = value
+        value = _unquote_fully(value).strip()
+        value = "".join(ch for ch in value if ch.isprintable())
+        value = re.sub(r"^(?:doi:\s*|https?://(?:dx\.|www\.)?doi\.org/)", "", value, flags=re.I)
+        value = _strip_trailing(value).strip()
+        for tail in _DOI_TAILS:
+            if value.lower().endswith(tail):
+                value = value[: -len(tail)]
+        value = value.lower()
+        if value == before:
+            break
+    return value
+
+
+def _unquote_fully(value: str) -> str:
+    for _ in range(_MAX_PASSES):
+        decoded = unquote(value)
+        if decoded == value:
+            break
+        value = decoded
+    return value
 
 
 def _strip_trailing(value: str) -> str:
@@ -245,7 +271,8 @@ def _doi_from_query(query: str) -> str | None:
 def normalize_arxiv_id(arxiv_id: str) -> str:
     """Strip prefixes and the version suffix: ``arXiv:2101.00001v2`` -> ``2101.00001``."""
     value = re.sub(r"^(?:arxiv\s*:\s*)", "", arxiv_id.strip(), flags=re.I)
-    if not _ARXIV_ID_RE.match(value):
+    value = _strip_trailing(value).strip()  # "arXiv:2101.00001." at the end of a sentence
+    if not _ARXIV_ID_RE.fullmatch(value):
         raise ValueError(f"not an arXiv id: {arxiv_id!r}")
     value = _VERSION_RE.sub("", value)
     if "/" in value:  # old style: archive lower-case, subject class upper-case
