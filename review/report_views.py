@@ -19,7 +19,7 @@ from review.diff import diff_runs as compute_diff
 from review.exports.html import report_context
 from review.exports.pdf import PdfBusy, PdfError
 from review.exports.records import UnsupportedDocument
-from review.models import RunDiff
+from review.models import Report, RunDiff
 from review.preview import report_preview
 from review.rundiffs import stored_record
 from review.signing import key_id, key_path, public_key_b64, public_key_pem, signing_public_key
@@ -86,11 +86,11 @@ def export_report(request: AuthedHttpRequest, code: UUID, fmt: str) -> HttpRespo
         context = {"report": report, "problems": exc.problems}
         return render(request, "review/report_refused.html", context, status=409)
     except reports.ExportBusy as exc:  # this user's PDF is still printing: nothing lost
-        return _not_exported(str(exc), status=429, retry_after_s=EXPORT_RETRY_AFTER_S)
+        return _not_exported(request, report, exc, 429, EXPORT_RETRY_AFTER_S)
     except PdfBusy as exc:  # every printing slot stayed taken for the whole wait
-        return _not_exported(str(exc), status=503, retry_after_s=exc.retry_after_s)
+        return _not_exported(request, report, exc, 503, exc.retry_after_s)
     except PdfError as exc:  # no Chromium, or it could not print
-        return _not_exported(str(exc), status=503)
+        return _not_exported(request, report, exc, 503)
     response = HttpResponse(export.data, content_type=export.content_type)
     response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
     return response
@@ -99,8 +99,16 @@ def export_report(request: AuthedHttpRequest, code: UUID, fmt: str) -> HttpRespo
 EXPORT_RETRY_AFTER_S = 5  # a PDF prints in a few seconds
 
 
-def _not_exported(message: str, *, status: int, retry_after_s: int = 0) -> HttpResponse:
-    response = HttpResponse(message + "\n", content_type="text/plain; charset=utf-8", status=status)
+def _not_exported(
+    request: AuthedHttpRequest,
+    report: Report,
+    error: Exception,
+    status: int,
+    retry_after_s: int = 0,
+) -> HttpResponse:
+    """The reason an export was not made, on the app's page (the message in ``#not-exported``)."""
+    context = {"report": report, "message": str(error), "retry_after_s": retry_after_s}
+    response = render(request, "review/report_not_exported.html", context, status=status)
     if retry_after_s:
         response["Retry-After"] = str(retry_after_s)
     return response
