@@ -80,6 +80,7 @@ class TestStrangers:
         response = Client(raise_request_exception=False).get(reverse("login"))
         body = _plain(response, 500)
         assert "secret in its message" not in body
+        assert "Something went wrong" in body and "Back to your plans" in body
 
     def test_a_signed_in_researcher_is_a_stranger_too(self, debug, client, author, monkeypatch):
         monkeypatch.setattr("django.contrib.auth.views.LoginView.get", _explode)
