@@ -5,8 +5,10 @@ line prints is traceable to approved capsules.
 Built with the rest of the frozen document (``review.exports.document.build_document``)
 from the synthesis (``research.pipeline.answer``) and the ledger as it stood. Only
 reported (approved) claims are named by text; any other claim by its Appendix A label
-and why it is out; quotes that are not the report's own are redacted against every
-withheld wording, like every free text of the document.
+and why it is out. A quote is its source's own words, shown as stored when it is its
+snapshot's text at its offsets (``source_quote``), even where a withheld claim was mined
+from the same sentence; free text (reasons, notes) is redacted against every withheld
+wording, like every free text of the document.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.models import Claim, ContestedPair, EvidenceGap, Relation, Source
+from ledger.models import Claim, ContestedPair, EvidenceGap, EvidenceLink, Relation, Source
 from research.pipeline.answer import Answer, AnswerSentence, BottomLine
 from research.pipeline.claims.design import DESIGN_LABELS
 from research.pipeline.claims.facets import Facets, facets
@@ -389,6 +391,16 @@ def contested_rows(
     return rows
 
 
+def source_quote(link: EvidenceLink, redactor: WithheldMatcher) -> str:
+    """A link's quote as stored when its snapshot says it at its offsets: the source's own
+    words are evidence, not a claim's wording, even when a rejected or unreviewed claim was
+    mined from that very sentence. A quote its snapshot does not hold is not a source's
+    words, so it is redacted like any free text."""
+    if link.snapshot.text[link.quote_start : link.quote_end] == link.quote:
+        return link.quote
+    return redactor.redact(link.quote)
+
+
 def _out_state(row: ExcludedRow | None) -> str:
     if row is None:
         return "not in this report"
@@ -416,7 +428,7 @@ def contradiction_rows(
             rows.append(
                 ContradictionRow(
                     claim=numbering.labels[str(claim.code)],
-                    quote=redactor.redact(link.quote),
+                    quote=source_quote(link, redactor),
                     source=f"[{number}]"
                     if number
                     else redactor.redact(source.title or source.canonical_id),
@@ -442,7 +454,7 @@ def override_row(
         reviewer=last.reviewer.get_username(),
         reason=redactor.redact(last.reason),
         contrary=[
-            redactor.redact(link.quote)
+            source_quote(link, redactor)
             for link in claim.evidence.all()
             if link.relation in CONTRARY
         ],

@@ -50,6 +50,7 @@ from review.exports.answer import (
     evidence_table,
     gap_rows,
     gaps_note,
+    source_quote,
 )
 from review.exports.citations import bibliography_entry
 from review.exports.records import (
@@ -365,9 +366,10 @@ def _claim_row(
     evidence: list[EvidenceRow],
     redactor: WithheldMatcher | None = None,
 ) -> ClaimRow:
-    """A register row; an override's reason and contrary quotes are redacted like the audit
-    trail's reasons (a contrary quote may be a rejected claim's own source sentence)."""
-    redact = redactor.redact if redactor is not None else (lambda text: text)
+    """A register row; an override's reason is redacted like the audit trail's reasons, its
+    contrary quotes are their sources' words (``source_quote``)."""
+    redactor = redactor or WithheldMatcher(())
+    redact = redactor.redact
     code = str(claim.code)
     return ClaimRow(
         label=labels[code],
@@ -384,7 +386,7 @@ def _claim_row(
         evidence=[row.label for row in evidence if row.claim_code == code],
         override=redact(override_words(claim)),
         contrary=[
-            redact(link.quote)
+            source_quote(link, redactor)
             for link in claim.evidence.all()
             if link.relation in ("contradicts", "possible-contradiction")
         ],

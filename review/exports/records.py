@@ -16,6 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from review.exports.withheld import REDACTED
+
 FORMAT = "evidence-bureau-report/2"
 
 
@@ -439,7 +441,8 @@ class ReportDocument(Record):
 
     def approved_strings(self) -> list[str]:
         """What the report may print whatever the review decided about other claims:
-        approved texts, scopes and limitations, cited quotes, source titles, and the
+        approved texts, scopes and limitations, cited and contradicting quotes (a source's
+        own words, never a claim's), source titles, and the
         plan's own words (question, scope, subquestions, queries), and the sentences the
         report writes from those alone (the bottom line's templated counts over the
         question's words, what would answer a gap): "an effect of vitamin D
@@ -453,6 +456,11 @@ class ReportDocument(Record):
         for claim in self.claims:
             strings += [claim.text, claim.allowed_scope, claim.limitations]
         strings += [row.quote for row in self.appendix_b]
+        # Contradicting quotes: a source's own words, shown as stored (answer.source_quote).
+        contrary = [row.quote for row in self.counter.contradictions]
+        contrary += [q for row in self.counter.overrides for q in row.contrary]
+        contrary += [q for claim in self.claims for q in claim.contrary]
+        strings += [q for q in contrary if REDACTED not in q]
         strings += [entry.title for entry in self.bibliography]
         for sub in self.appendix_d.subquestions:
             strings += [sub.text, *(query.text for query in sub.queries)]

@@ -1,0 +1,88 @@
+"""Counter-evidence quotes are a source's own words: shown as stored, never redacted because
+a rejected or unreviewed claim was mined from the same sentence (issue 26.5). Free text that
+restates such a claim (a reviewer's note) is still redacted."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from ledger.models import EvidenceLink, Pool, Relation, Verdict
+from review import reports, services
+from review.exports.withheld import REDACTED
+from tests.reports.conftest import APPROVED, claim_from_source
+
+# The contradicting sentence of a source, and a claim mined from it word for word.
+CONTRARY = "In a second trial of 900 adults, aspirin did not reduce the risk of a heart attack."
+
+
+def words(text: str) -> str:
+    return " ".join(re.findall(r"[^\W_]+", text.lower()))
+
+
+def contradict(claim, other, *, quote=CONTRARY):
+    """A contradicting link on ``claim`` quoting ``other``'s source sentence."""
+    anchor = other.evidence.get()
+    start = anchor.snapshot.text.index(CONTRARY)
+    return EvidenceLink.objects.create(
+        claim=claim,
+        passage=anchor.passage,
+        snapshot=anchor.snapshot,
+        pool=Pool.REFUTE,
+        relation=Relation.CONTRADICTS,
+        quote=quote,
+        quote_start=start,
+        quote_end=start + len(CONTRARY),
+        passage_fingerprint=anchor.passage_fingerprint,
+        score=0.8,
+    )
+
+
+def scene(run, sub, reviewer, *, state):
+    approved = claim_from_source(run, APPROVED[0], title="Aspirin trial", sub=sub)
+    # An unreviewed FAIL would close the gate; an unreviewed PASS leaves it open.
+    status = Verdict.FAIL if state == "rejected" else Verdict.PASS
+    mined = claim_from_source(run, CONTRARY, title="Second trial", sub=sub, status=status)
+    contradict(approved, mined)
+    services.do_approve_claim(reviewer, approved, approved.version, f"Not: {CONTRARY}")
+    if state == "rejected":
+        services.do_reject_claim(reviewer, mined, mined.version, "other", "out of scope")
+    return approved, mined
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("state", ["rejected", "unreviewed"])
+def test_it_shows_a_contradicting_quote_whose_sentence_a_withheld_claim_restates(
+    run, sub, reviewer, author, state
+):
+    scene(run, sub, reviewer, state=state)
+    report = reports.do_build_report(run, author)
+    document = reports.report_document(report)
+
+    [row] = document.counter.contradictions
+    assert row.quote == CONTRARY
+    markdown = reports.do_export_report(report, "md", author).data.decode()
+    html = reports.do_export_report(report, "html", author).data.decode()
+    counter = markdown.split("Counter-evidence", 1)[1]
+    assert words(CONTRARY) in words(counter)
+    assert words(CONTRARY) in words(html)
+    # The reviewer's note restating the withheld claim is the report's own text: redacted.
+    [note] = [row.reason for row in document.appendix_c if row.claim == "C1"]
+    assert note == f"Not: {REDACTED}."
+
+
+@pytest.mark.django_db
+def test_it_redacts_a_contradicting_quote_that_is_not_its_snapshot_s_text(
+    run, sub, reviewer, author
+):
+    approved = claim_from_source(run, APPROVED[0], title="Aspirin trial", sub=sub)
+    mined = claim_from_source(run, CONTRARY, title="Second trial", sub=sub, status=Verdict.FAIL)
+    forged = f"{CONTRARY} It also doubled strokes."
+    contradict(approved, mined, quote=forged)  # stored quote differs from the snapshot span
+    services.do_approve_claim(reviewer, approved, approved.version)
+    services.do_reject_claim(reviewer, mined, mined.version, "other", "out of scope")
+    document = reports.report_document(reports.do_build_report(run, author))
+
+    [row] = document.counter.contradictions
+    assert REDACTED in row.quote and words(CONTRARY) not in words(row.quote)
