@@ -35,7 +35,18 @@ from research.pipeline.records import (
     parse_plan,
     question_problems,
 )
-from research.pipeline.text import EFFECT_VERB_OPPOSITES, FIELD_CUES, QUESTION_STOPWORDS
+from research.pipeline.text import (
+    AUXILIARIES,
+    COPULAS,
+    EFFECT_VERB_OPPOSITES,
+    FIELD_CUES,
+    QUESTION_OPENERS,
+    QUESTION_STOPWORDS,
+    QUESTION_TOKEN,
+    TAIL_PREPOSITIONS,
+    coordinated_items,
+    question_clauses,
+)
 
 if TYPE_CHECKING:
     from research.providers.llm import LLMClient
@@ -62,7 +73,7 @@ CLASS_SOURCES: dict[str, list[str]] = {
 class QuestionShape:
     """What the offline planner understood of a question."""
 
-    kind: str  # effect | comparison | definition | how | topic
+    kind: str  # effect | compound | comparison | definition | how | topic
     question: str
     topic: str  # content words of the whole question
     subject: str = ""  # X (intervention, method, thing)
@@ -71,6 +82,16 @@ class QuestionShape:
     population: str = ""  # Z
     other: str = ""  # the second side of a comparison; what X is compared with in an effect
     plural: bool = False  # X takes a plural verb ("Do carbon taxes reduce …")
+    parts: tuple[Part, ...] = ()  # a compound question's parts, one subquestion each
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of a compound question: its own question, and the words naming its aspect
+    ("cost single-threaded performance"; "compatibility limitations C extension modules")."""
+
+    text: str
+    aspect: str
 
 
 @dataclass(frozen=True)
@@ -175,7 +196,11 @@ REGISTERS = {
 }
 
 
-_QUESTION_WORD = re.compile(r"[\w][\w'+-]*")  # "vitamin", "open-source", "C++"
+_QUESTION_WORD = QUESTION_TOKEN  # "vitamin", "open-source", "C++", "3.13"
+# The most content terms a query takes from the question: a search engine given the whole
+# question (issue 26.7: 15 and more keywords) matches almost nothing.
+MAX_QUERY_TERMS = 8
+CONTEXT_TERMS = 3  # of them, how many name the subject at least
 
 
 def field_register(question: str) -> Register:
@@ -197,6 +222,26 @@ def keywords(text: str) -> str:
     words = _QUESTION_WORD.findall(text)
     kept = [w for w in words if w.casefold() not in QUESTION_STOPWORDS]
     return " ".join(dict.fromkeys(kept))
+
+
+def clipped(terms: str, limit: int = MAX_QUERY_TERMS) -> str:
+    """The first ``limit`` words of ``terms``."""
+    return " ".join(terms.split()[:limit])
+
+
+def bounded(context: str, aspect: str, extra: str = "", limit: int = MAX_QUERY_TERMS) -> str:
+    """A query of at most ``limit`` of the question's terms, then the ``extra`` words of its
+    class ("benchmark results"): the subject's last :data:`CONTEXT_TERMS` (a noun phrase's
+    head comes last: "making GIL optional CPython" keeps "GIL optional CPython"), the
+    ``aspect`` the subquestion asks about, and as many more subject terms as fit."""
+    ctx, own = context.split(), aspect.split()
+    own = own[: limit - min(CONTEXT_TERMS, len(ctx))]
+    room = limit - len(own)
+    kept = ctx[-room:] if room > 0 else []
+    words: dict[str, str] = {}
+    for word in [*kept, *own, *extra.split()]:
+        words.setdefault(word.casefold(), word)
+    return " ".join(words.values())
 
 
 def _strip_question(question: str) -> str:
@@ -225,6 +270,9 @@ def analyze_question(question: str) -> QuestionShape:
     increases")."""
     q = _strip_question(question)
     topic = keywords(q) or q
+    compound = _compound(q, topic, single=False)
+    if compound is not None:
+        return compound
     effect = parse_effect(q)
     if effect is not None:
         return QuestionShape(
@@ -252,7 +300,83 @@ def analyze_question(question: str) -> QuestionShape:
     how = re.match(r"^how\s+(?:does|do|did|can|is|are)\s+(?P<x>.+?)(?:\s+work)?$", q, re.I)
     if how:
         return QuestionShape("how", q, topic, how["x"])
-    return QuestionShape("topic", q, topic, q)
+    return _compound(q, topic, single=True) or QuestionShape("topic", q, topic, q)
+
+
+def _compound(q: str, topic: str, *, single: bool) -> QuestionShape | None:
+    """A question of coordinated parts: two or more questions ("…, and what … remain for
+    Z"), or (``single``) one wh-question whose last phrase coordinates ("cost in A and B").
+
+    1. Each clause gives one part per item of its last phrase, the phrase after its last
+       preposition: "What does X cost in A and B" -> "What does X cost in A?", "… in B?".
+    2. The subject is what the first clause that names one asks about (:func:`_subject`).
+    3. A part's aspect is its words less the subject's: "cost single-threaded performance".
+    """
+    clauses = question_clauses(q)
+    if len(clauses) < 2 and not (single and _opener(q.split())):
+        return None
+    texts = [pair for clause in clauses for pair in _clause_texts(clause)]
+    if len(texts) < 2:
+        return None
+    subject = next((x for clause in clauses if (x := _subject(clause))), "")
+    known = {w.casefold() for w in keywords(subject).split()}
+    parts = tuple(
+        Part(text, " ".join(w for w in keywords(named).split() if w.casefold() not in known))
+        for text, named in texts
+    )
+    return QuestionShape("compound", q, topic, subject or q, parts=parts)
+
+
+def _clause_texts(clause: str) -> list[tuple[str, str]]:
+    """The clause as one question per item of its last phrase (itself when it has none),
+    each with the words that name its aspect: all of them, less the verb of a clause whose
+    wh-word takes a noun ("what limitations remain for Z": the limitations are asked about,
+    "remain" is not; "what does X cost in A": "cost" is)."""
+    words = clause.split()
+    at = next((i for i in range(len(words) - 2, 1, -1) if words[i].lower() in TAIL_PREPOSITIONS), 0)
+    items = coordinated_items(" ".join(words[at + 1 :])) if at else []
+    nominal = bool(at) and _opener(words) and not _auxiliary(words)
+    head = words[: at - 1] + words[at : at + 1] if nominal else words[: at + 1]
+    if len(items) < 2:
+        named = " ".join(head + words[at + 1 :]) if at else clause
+        return [(_sentence(clause), named)]
+    return [
+        (_sentence(" ".join([*words[: at + 1], item])), " ".join([*head, item])) for item in items
+    ]
+
+
+def _opener(words: list[str]) -> bool:
+    return bool(words) and words[0].lower() in QUESTION_OPENERS
+
+
+def _auxiliary(words: list[str]) -> int:
+    """Where the auxiliary after a wh-phrase is ("what does", "how much do"); 0 if none."""
+    return next((i for i, w in enumerate(words[1:4], start=1) if w.lower() in AUXILIARIES), 0)
+
+
+def _subject(clause: str) -> str:
+    """What a clause asks about: X of an effect clause ("How much do X reduce Y"), else the
+    words after a wh-word's auxiliary up to the last phrase ("What are X in …", "What does X
+    cost in …", the verb left out); '' when the wh-word is followed by its noun and verb
+    ("what limitations remain for Z")."""
+    effect = parse_effect(clause)
+    if effect is not None:
+        return effect.exposure
+    words = clause.split()
+    aux = _auxiliary(words) if _opener(words) else 0
+    if not aux:
+        return ""
+    end = next(
+        (i for i in range(len(words) - 2, aux, -1) if words[i].lower() in TAIL_PREPOSITIONS),
+        len(words),
+    )
+    head = words[aux + 1 : end]
+    return " ".join(head if words[aux].lower() in COPULAS else head[:-1])
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(text.split())
+    return text[:1].upper() + text[1:] + "?"
 
 
 def _q(text: str, query_class: str) -> tuple[str, str]:
@@ -353,10 +477,10 @@ def _effect_nodes(s: QuestionShape) -> list[tuple[str, str, int, list[tuple[str,
 
 
 def _generic_nodes(s: QuestionShape) -> list[tuple[str, str, int, list[tuple[str, str]]]]:
-    t = keywords(s.subject) or s.topic
+    t = clipped(keywords(s.subject) or s.topic, MAX_QUERY_TERMS - 3)  # room for class words
     other = keywords(s.other)
     subject = s.subject
-    topical = s.kind == "topic"
+    topical = s.kind in ("topic", "compound")  # a subject of any number, or no noun at all
     nodes: list[tuple[str, str, int, list[tuple[str, str]]]] = [
         (
             f"Which key terms of {subject} need defining, and how are they defined?"
@@ -424,6 +548,27 @@ def _generic_nodes(s: QuestionShape) -> list[tuple[str, str, int, list[tuple[str
     return nodes
 
 
+def _compound_nodes(s: QuestionShape) -> list[tuple[str, str, int, list[tuple[str, str]]]]:
+    """One evidence subquestion per part, each searched for its own aspect within the
+    subject, then the subject's other dimensions (its evidence is the parts')."""
+    r = field_register(s.question)
+    subject = keywords(s.subject) or s.topic
+    parts = [
+        (
+            part.text,
+            "evidence",
+            3,
+            [
+                _q(bounded(subject, part.aspect), "benchmark"),
+                _q(bounded(subject, part.aspect, r.results), "benchmark"),
+                _q(bounded(subject, part.aspect, r.harms), "limitation"),
+            ],
+        )
+        for part in s.parts
+    ]
+    return parts + [node for node in _generic_nodes(s) if node[1] != "evidence"]
+
+
 def _build(
     shape: QuestionShape, nodes: list[tuple[str, str, int, list[tuple[str, str]]]]
 ) -> PlanContent:
@@ -471,7 +616,9 @@ def offline_plan(question: str) -> PlanContent:
     if problems:
         raise PlanSchemaError(problems)
     shape = analyze_question(question)
-    nodes = _effect_nodes(shape) if shape.kind == "effect" else _generic_nodes(shape)
+    nodes = {"effect": _effect_nodes, "compound": _compound_nodes}.get(shape.kind, _generic_nodes)(
+        shape
+    )
     plan = _build(shape, nodes)
     plan.question = " ".join(question.split())
     return plan
@@ -572,7 +719,9 @@ def search_terms(question: str) -> str:
     if shape.kind == "effect":
         parts = [keywords(shape.subject), keywords(shape.outcome), keywords(shape.population)]
         return " ".join(p for p in parts if p)
-    return shape.topic
+    if shape.kind == "compound":
+        return clipped(keywords(shape.subject) or shape.topic, MAX_QUERY_TERMS - 3)
+    return clipped(shape.topic, MAX_QUERY_TERMS - 3)
 
 
 @dataclass(frozen=True)

@@ -66,8 +66,8 @@ QUESTION_STOPWORDS = _wordset(
     or but nor not no is are was were be been being do does did doing has have had can
     could should would will shall may might must it its this that these those what which
     who whom whose why how when where whether there their they them we our you your i me
-    my he she his her as if so such any some more most less very also just only between
-    among versus vs compared compare comparison difference
+    my he she his her as if so such any some more most less much many very also just only
+    between among versus vs compared compare comparison difference
     """
 )
 # Synthesis's check that a report sentence says nothing its cited claims do not
@@ -207,6 +207,62 @@ FIELD_CUES = {
         continuous integration open-source"""
     ),
 }
+
+# --- question grammar (research.pipeline.planner) ----------------------------------------
+
+# A version number is one token everywhere a question or a scope is read: "3.13", "2.0.1",
+# "v1.2", never "3" and "13" (issue 26.7 split "CPython 3.13" at its decimal point).
+VERSION = re.compile(r"\b[vV]?\d+(?:\.\d+)+\b")
+# A question's word: a version number, else a word with its inner hyphens, apostrophes and
+# pluses ("open-source", "C++", "single-threaded").
+QUESTION_TOKEN = re.compile(rf"{VERSION.pattern}|[\w][\w'+-]*")
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """A version's parts as numbers, for ordering: "v3.13" -> (3, 13); "3.9" < "3.13"."""
+    return tuple(int(part) for part in version.lstrip("vV").split(".") if part.isdigit())
+
+
+# Closed word classes of English questions, for cutting a compound question into its parts
+# (:func:`question_clauses`, :func:`coordinated_items`): the wh-words that open a question,
+# the auxiliaries that follow them, the copulas among those, and the prepositions that
+# introduce a clause's last phrase ("cost in A and B", "remain for Z"). "between" is not
+# one: "between A and B" names one pair, not two parts.
+QUESTION_OPENERS = _wordset("what which who whom whose how why when where whether")
+AUXILIARIES = _wordset(
+    "do does did is are was were can could will would should shall has have had may might must"
+)
+COPULAS = _wordset("is are was were")
+TAIL_PREPOSITIONS = _wordset(
+    "in on for of to with among across at from by under during within against about"
+)
+_OPENER_ALT = "|".join(sorted(QUESTION_OPENERS))
+_AUX_ALT = "|".join(sorted(AUXILIARIES))
+# Where a second question starts: a conjunction or a semicolon before a wh-word ("…, and
+# what limitations remain"), or a comma and conjunction before an auxiliary ("…, and does
+# it …").
+_QUESTION_JOIN = re.compile(
+    rf"(?:\s*[,;]\s*(?:and|or|but)?|\s+(?:and|or|but))\s+(?=(?:{_OPENER_ALT})\b)"
+    rf"|\s*(?:,\s*(?:and|or|but)|;)\s+(?=(?:{_AUX_ALT})\b)",
+    re.IGNORECASE,
+)
+# The joints of a coordinated phrase: "A, B and C", "A or B".
+_COORDINATION = re.compile(r"\s*,\s*(?:and|or)\s+|\s*,\s+|\s+(?:and|or)\s+", re.IGNORECASE)
+
+
+def question_clauses(question: str) -> list[str]:
+    """The coordinated questions of one question, in order, without the joining words:
+    "What does X cost, and what limitations remain for Z?" -> ["What does X cost", "what
+    limitations remain for Z"]. A simple question is one clause."""
+    text = " ".join(question.split()).rstrip(" ?.!")
+    return [part.strip(" ,;") for part in _QUESTION_JOIN.split(text) if part.strip(" ,;")]
+
+
+def coordinated_items(phrase: str) -> list[str]:
+    """The conjuncts of a coordinated phrase: "A, B and C" -> [A, B, C]; one item when
+    there is no coordination."""
+    return [item.strip() for item in _COORDINATION.split(phrase) if item.strip()]
+
 
 OPPOSITE_WORDS = {
     "increase": "decrease",

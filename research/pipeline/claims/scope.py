@@ -10,6 +10,9 @@ and meta-analyses preferred; adults over 60") clause by clause into a :class:`Sc
   18"), people in words ("adults", "older adults", "postmenopausal women"); a scope that
   names people leaves out animal and cell studies;
 * **years** — "since 2010", "2005–2015", "before 2000", "published after 2012";
+* **versions** — a software version or range ("CPython 3.13 and later", "Python 3.10 to
+  3.12", "before 2.0"): a preference, sources naming a version in it rank first; a
+  version number is one token ("3.13" never splits a clause at its decimal point);
 * **settings** — what is left of a population clause ("community-dwelling", "nursing
   homes", "primary care") is a preference: sources that mention it rank first.
 
@@ -40,6 +43,7 @@ from research.pipeline.claims.design import (
     SYSTEMATIC_REVIEW,
     SourceProfile,
 )
+from research.pipeline.text import VERSION, version_key
 
 _DESIGN_WORDS: tuple[tuple[str, str], ...] = (
     (META_ANALYSIS, r"meta-?analy\w*|meta analy\w*"),
@@ -74,6 +78,26 @@ _YEAR_TO = re.compile(
 )
 _YEAR_RANGE = re.compile(r"\b((?:19|20)\d\d)\s*(?:-|–|to|and)\s*((?:19|20)\d\d)\b")
 _YEAR_ONWARDS = re.compile(r"\b((?:19|20)\d\d)\s*(?:onwards?|or later|and later|\+)", re.I)
+# A version range around a version number (research.pipeline.text.VERSION): "3.13 and later",
+# "before 3.13", "up to 3.12", "3.10 to 3.12"; a bare "CPython 3.13" is that version.
+_V = VERSION.pattern
+_VERSION_RANGE = re.compile(rf"({_V})\s*(?:-|–|to|through)\s*({_V})", re.I)
+_VERSION_FROM = re.compile(
+    rf"(?:\b(?:since|from|after|newer than|at least|>=?)\s*(?:[A-Za-z][\w+-]*\s+){{0,2}}({_V}))"
+    rf"|(?:({_V})\s*(?:onwards?|or later|and later|or newer|and newer|or above|and above|\+))",
+    re.I,
+)
+_VERSION_TO = re.compile(
+    rf"\b(?:before|until|up to|prior to|older than|earlier than|<=?)\s*"
+    rf"(?:[A-Za-z][\w+-]*\s+){{0,2}}({_V})",
+    re.I,
+)
+# Words of a version clause that are not the software's name.
+_VERSION_WORDS = re.compile(
+    r"\b(?:versions?|releases?|since|from|after|before|until|up|to|through|prior|older|"
+    r"newer|earlier|than|at|least|onwards?|or|and|later|above|only|v)\b|[<>=+–-]",
+    re.I,
+)
 _PEOPLE = re.compile(
     r"\b(older adults|elderly|seniors|adults|adolescents|children|infants|newborns|neonates|"
     r"women|men|patients|people|persons|individuals|participants|residents|"
@@ -92,6 +116,46 @@ _FILLER = re.compile(
 
 
 @dataclass(frozen=True)
+class VersionRange:
+    """Versions of a piece of software the scope asks about, both ends inclusive ('' for
+    open): "CPython 3.13 and later" is ("CPython", "3.13", "")."""
+
+    name: str
+    low: str = ""
+    high: str = ""
+    below: bool = False  # "before 3.13": the high end itself is out
+
+    def words(self) -> str:
+        if self.low and self.low == self.high:
+            span = self.low
+        elif self.low and self.high:
+            span = f"{self.low} to {self.high}"
+        elif self.low:
+            span = f"{self.low} and later"
+        else:
+            span = f"{'before' if self.below else 'up to'} {self.high}"
+        return f"{self.name} {span}".strip()
+
+    def holds(self, version: str) -> bool:
+        key = version_key(version)
+        if self.low and key < version_key(self.low):
+            return False
+        if not self.high:
+            return True
+        high = version_key(self.high)
+        return key < high if self.below else key <= high
+
+    def named_in(self, text: str) -> bool:
+        """Whether the text names the software (when the scope does) and a version in range."""
+        if self.name and self.name.casefold() not in text.casefold():
+            return False
+        return any(self.holds(m.group(0)) for m in VERSION.finditer(text))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "low": self.low, "high": self.high, "below": self.below}
+
+
+@dataclass(frozen=True)
 class Scope:
     text: str = ""
     preferred_designs: tuple[str, ...] = ()
@@ -103,6 +167,7 @@ class Scope:
     year_from: int | None = None
     year_to: int | None = None
     settings: tuple[str, ...] = ()  # preferences in the scope's own words
+    versions: tuple[VersionRange, ...] = ()  # preferences: sources naming one rank first
     unparsed: tuple[str, ...] = ()  # clauses it could not read (shown, not applied)
 
     @property
@@ -119,6 +184,7 @@ class Scope:
             or self.year_from
             or self.year_to
             or self.settings
+            or self.versions
         )
 
     def population_words(self) -> str:
@@ -154,6 +220,9 @@ class Scope:
                     "outside left out (undated ones kept)",
                 )
             )
+        if self.versions:
+            named = ", ".join(v.words() for v in self.versions)
+            rows.append(("Versions", f"{named}: sources naming such a version first"))
         if self.settings:
             rows.append(("Setting", f"{', '.join(self.settings)}: sources mentioning it first"))
         if self.unparsed:
@@ -172,6 +241,7 @@ class Scope:
             "year_from": self.year_from,
             "year_to": self.year_to,
             "settings": list(self.settings),
+            "versions": [v.to_json() for v in self.versions],
             "unparsed": list(self.unparsed),
         }
 
@@ -183,6 +253,7 @@ class _Parts:
     excluded: list[str] = field(default_factory=list)
     people: list[str] = field(default_factory=list)
     settings: list[str] = field(default_factory=list)
+    versions: list[VersionRange] = field(default_factory=list)
     unparsed: list[str] = field(default_factory=list)
     age_min: float | None = None
     age_max: float | None = None
@@ -202,7 +273,8 @@ def _age_words(low: float | None, high: float | None) -> str:
 
 def parse_scope(text: str) -> Scope:
     parts = _Parts()
-    for clause in re.split(r"[;\n.]+|,\s+(?=[A-Za-z])", text or ""):
+    # a clause ends at ";", a line break, a full stop (not the point inside "3.13") or ", X"
+    for clause in re.split(r"[;\n]+|(?<!\d)\.+|\.+(?!\d)|,\s+(?=[A-Za-z])", text or ""):
         clause = clause.strip()
         if clause:
             _clause(clause, parts)
@@ -217,12 +289,17 @@ def parse_scope(text: str) -> Scope:
         year_from=parts.year_from,
         year_to=parts.year_to,
         settings=tuple(dict.fromkeys(parts.settings)),
+        versions=tuple(dict.fromkeys(parts.versions)),
         unparsed=tuple(parts.unparsed),
     )
 
 
 def _clause(clause: str, parts: _Parts) -> None:
-    understood = _designs(clause, parts) | _years(clause, parts)
+    versions = _versions(clause, parts)
+    if versions:
+        clause = VERSION.sub(" ", _VERSION_WORDS.sub(" ", clause))
+        clause = " ".join(w for w in clause.split() if w not in {v.name for v in parts.versions})
+    understood = _designs(clause, parts) | _years(clause, parts) | versions
     understood |= _population(clause, parts)
     rest = " ".join(_FILLER.sub(" ", _strip_known(clause)).split()).strip(" ,:()")
     if rest and understood:
@@ -265,6 +342,26 @@ def _years(clause: str, parts: _Parts) -> bool:
     if m := _YEAR_TO.search(clause):
         parts.year_to, hit = int(m.group(1)), True
     return hit
+
+
+def _versions(clause: str, parts: _Parts) -> bool:
+    """A version or version range, with the software's name: the words before its first
+    version number that are not range words ("CPython 3.13 and later" -> "CPython")."""
+    first = VERSION.search(clause)
+    if first is None:
+        return False
+    name = " ".join(_VERSION_WORDS.sub(" ", clause[: first.start()]).split())
+    if m := _VERSION_RANGE.search(clause):
+        found = VersionRange(name, m.group(1), m.group(2))
+    elif m := _VERSION_FROM.search(clause):
+        found = VersionRange(name, m.group(1) or m.group(2))
+    elif m := _VERSION_TO.search(clause):
+        below = not re.match(r"up to|until|<=", m.group(0), re.I)
+        found = VersionRange(name, high=m.group(1), below=below)
+    else:
+        found = VersionRange(name, first.group(0), first.group(0))
+    parts.versions.append(found)
+    return True
 
 
 def _population(clause: str, parts: _Parts) -> bool:
@@ -334,13 +431,16 @@ def _age_outside(scope: Scope, profile: SourceProfile) -> str:
 
 def preference(scope: Scope, profile: SourceProfile, text: str = "") -> float:
     """How well a source fits the scope's preferences: 1 for a preferred design, plus a
-    half for each setting it mentions, scaled to 0–1."""
-    if not scope.preferred_designs and not scope.settings:
+    half for each setting it mentions and each version range it names, scaled to 0–1."""
+    if not scope.preferred_designs and not scope.settings and not scope.versions:
         return 0.0
     got = 0.0
     if profile.design and profile.design in scope.preferred_designs:
         got += 1.0
     lowered = text.lower()
     got += 0.5 * sum(1 for s in scope.settings if s.lower() in lowered)
-    most = (1.0 if scope.preferred_designs else 0.0) + 0.5 * len(scope.settings)
+    got += 0.5 * sum(1 for v in scope.versions if v.named_in(text))
+    most = (1.0 if scope.preferred_designs else 0.0) + 0.5 * (
+        len(scope.settings) + len(scope.versions)
+    )
     return round(min(1.0, got / most), 4) if most else 0.0
