@@ -284,8 +284,12 @@ def to_capsule(claim: Claim, quotes: list[CitedQuote]) -> Capsule:
     )
 
 
-def prepare_report(run: Run, user: Any, synthesis: Synthesis, inputs: ReportInputs) -> Report:
-    """The next report version, frozen but not saved yet (``render_checked`` works on it)."""
+def prepare_report(
+    run: Run, user: Any, synthesis: Synthesis, inputs: ReportInputs, *, ends_in: str = ""
+) -> Report:
+    """The next report version, frozen but not saved yet (``render_checked`` works on it).
+    ``ends_in``: the state the run ends in once it is saved (the synthesizing stage's
+    "done"), which Appendix D states instead of the state mid-build."""
     used = {code: inputs.claims[code] for code in synthesis.labels}
     decisions = list(review_services.run_decisions(run))
     diff = run_diff_record(run)
@@ -305,6 +309,7 @@ def prepare_report(run: Run, user: Any, synthesis: Synthesis, inputs: ReportInpu
             created_at=created_at,
             set_aside=set_aside_candidates(run),
             withheld=withheld_texts(run, set(used)),
+            ends_in=ends_in,
         )
     )
     untraceable = untraceable_numbers(document)

@@ -50,7 +50,10 @@ def run(ctx: StageContext) -> str:
         ctx.progress(1, STEPS)
         synthesis = inputs.synthesize(LLMClient.from_settings())
         ctx.progress(2, STEPS)
-        report = reports.prepare_report(ctx.run, _requester(ctx), synthesis, inputs)
+        # Saved, the version ends the run done: its Appendix D says so, not "synthesizing".
+        report = reports.prepare_report(
+            ctx.run, _requester(ctx), synthesis, inputs, ends_in=RunState.DONE
+        )
         ctx.progress(3, STEPS)
         hashes = _check_exports(ctx, report)  # on the unsaved version: nothing half-built
         with transaction.atomic():

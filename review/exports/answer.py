@@ -23,6 +23,7 @@ from research.pipeline.answer import Answer, AnswerSentence, BottomLine
 from research.pipeline.claims.design import DESIGN_LABELS
 from research.pipeline.claims.facets import Facets, facets
 from research.pipeline.planner import analyze_question, field_register
+from review.exports.citations import source_title
 from review.exports.records import (
     AnswerSection,
     AnswerSentenceRow,
@@ -330,7 +331,7 @@ def _source_row(entry: _SourceFacts, numbering: Numbering) -> SourceRow:
     labelled = len(parts) > 1
     return SourceRow(
         number=entry.number,
-        title=entry.source.title or entry.source.canonical_id,
+        title=source_title(entry.source),
         year=source_year(entry.source),
         design=design_words(source_design(entry.source)),
         population=population,
@@ -429,9 +430,7 @@ def contradiction_rows(
                 ContradictionRow(
                     claim=numbering.labels[str(claim.code)],
                     quote=source_quote(link, redactor),
-                    source=f"[{number}]"
-                    if number
-                    else redactor.redact(source.title or source.canonical_id),
+                    source=f"[{number}]" if number else redactor.redact(source_title(source)),
                     relation=link.relation,
                     strength=CONTRARY[link.relation]
                     + (f" ({link.score:.2f})" if link.score is not None else ""),

@@ -31,20 +31,26 @@ UNKNOWN_VENUE = "Venue unknown"
 
 
 def bibliography_entry(
-    number: int, source: Source, snapshots: list[Snapshot], *, year: int | None = None
+    number: int,
+    source: Source,
+    snapshots: list[Snapshot],
+    *,
+    year: int | None = None,
+    library: str = "",
 ) -> BibEntry:
     """One reference, with the snapshots a report's quotes came from.
 
     Authors, year and venue come from the source's metadata only (``year`` may supply
     a year the source profile recorded); what the metadata lacks stays empty and the
-    printed reference says "unknown" — nothing is guessed.
+    printed reference says "unknown" — nothing is guessed. ``library`` is the name of the
+    library the source was found in: an uploaded document is found there, by that name.
     """
     published = source.published_date.isoformat() if source.published_date else ""
     fields: dict[str, Any] = {
         "number": number,
         "key": f"src{number}",
         "canonical_id": source.canonical_id,
-        "title": source.title or source.canonical_id,
+        "title": source_title(source),
         "authors": [name for name in (author_name(a) for a in source.authors or []) if name],
         "publisher": source.publisher,
         "url": source.url,
@@ -54,7 +60,7 @@ def bibliography_entry(
         "published_date": published,
         "year": published[:4] or (str(year) if year else ""),
         "venue": source.publisher,
-        "identifier": identifier(source),
+        "identifier": identifier(source, library),
         "snapshots": [
             SnapshotRef(sha256=s.text_sha256, fetched_at=s.fetched_at.isoformat())
             for s in snapshots
@@ -63,8 +69,21 @@ def bibliography_entry(
     return BibEntry(**fields, reference=reference_text(**fields))
 
 
-def identifier(source: Source) -> str:
-    """How a reader finds the source: DOI, arXiv id, URL, else the corpus document."""
+# The corpus name of a JSONL file uploaded into a library (ledger.services.uploads):
+# "upload-<library code>", an identity, not a name a reader knows the library by.
+UPLOADED_CORPUS = "upload-"
+
+
+def source_title(source: Source) -> str:
+    """A source's name: its title (the extracted one, for an upload), else the uploaded
+    file's name, else its corpus document id, else its canonical id."""
+    meta = source.metadata or {}
+    return source.title or _file(meta) or str(meta.get("doc_id") or "") or source.canonical_id
+
+
+def identifier(source: Source, library: str = "") -> str:
+    """How a reader finds the source: DOI, arXiv id, URL, else the corpus document, else
+    the library that holds it (an uploaded file, named by its library's name)."""
     if source.doi:
         return f"doi:{source.doi.removeprefix('https://doi.org/')}"
     if source.arxiv_id:
@@ -72,9 +91,20 @@ def identifier(source: Source) -> str:
     if source.url:
         return source.url
     meta = source.metadata or {}
-    if meta.get("corpus") and meta.get("doc_id"):
-        return f"{_corpus_name(str(meta['corpus']))} corpus, document {meta['doc_id']}"
-    return source.canonical_id
+    corpus, doc_id = str(meta.get("corpus") or ""), meta.get("doc_id")
+    held = f"{library} library" if library else "uploaded"
+    if corpus and doc_id and not corpus.startswith(UPLOADED_CORPUS):
+        return f"{_corpus_name(corpus)} corpus, document {doc_id}"
+    if doc_id:
+        return f"{held}, document {doc_id}"
+    if _file(meta):
+        return f"{held}, file {_file(meta)}"
+    return f"{library} library" if library else source.canonical_id
+
+
+def _file(meta: dict[str, Any]) -> str:
+    """An uploaded file's name without the folders a browser may send with it."""
+    return str(meta.get("filename") or "").replace("\\", "/").rsplit("/", 1)[-1]
 
 
 def _corpus_name(corpus: str) -> str:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db.models import Q
 
 from ledger.models import (
@@ -34,11 +35,12 @@ from ledger.models import (
     Claim,
     EvidenceGap,
     EvidenceLink,
+    Library,
     Relation,
     Snapshot,
     Source,
 )
-from research.models import Run
+from research.models import Run, StageStatus
 from research.pipeline.synthesize import Section, Synthesis
 from research.pipeline.text import content_words, split_sentences
 from review.diff import RunDiffRecord
@@ -186,6 +188,9 @@ class DocumentInputs:
     created_at: datetime
     set_aside: Sequence[Candidate] = ()
     withheld: Sequence[str] = ()
+    # The state the run ends in once this version is saved (the synthesizing stage: done);
+    # empty when building leaves the run's state as it is (do_build_report).
+    ends_in: str = ""
 
 
 def build_document(inputs: DocumentInputs) -> ReportDocument:
@@ -198,7 +203,7 @@ def build_document(inputs: DocumentInputs) -> ReportDocument:
     appendix_a = [_excluded_row(n, c, r, redactor) for n, (c, r) in enumerate(excluded, 1)]
     numbering = _numbering(inputs)
     reported = [inputs.claims[code] for code in labels]
-    plan = _plan_and_method(inputs.run, inputs.synthesis)
+    plan = _plan_and_method(inputs.run, inputs.synthesis, inputs.ends_in)
     gap_inputs = _gap_inputs(inputs)
     return ReportDocument(
         answer=answer_section(inputs.synthesis.answer, numbering),
@@ -213,7 +218,7 @@ def build_document(inputs: DocumentInputs) -> ReportDocument:
         ],
         sections=[_section(s, labels) for s in inputs.synthesis.sections],
         claims=[_claim_row(inputs.claims[code], labels, evidence, redactor) for code in labels],
-        bibliography=_bibliography(inputs.synthesis.sources, by_source),
+        bibliography=_bibliography(inputs.run, inputs.synthesis.sources, by_source),
         appendix_a=appendix_a,
         appendix_a_set_aside=[
             _set_aside_row(n, c, redactor) for n, c in enumerate(inputs.set_aside, 1)
@@ -407,13 +412,40 @@ def override_words(claim: Claim) -> str:
 
 
 def _bibliography(
-    order: list[str], by_source: dict[str, tuple[Source, list[Snapshot]]]
+    run: Run, order: list[str], by_source: dict[str, tuple[Source, list[Snapshot]]]
 ) -> list[BibEntry]:
+    libraries = source_libraries(run, [source for source, _ in by_source.values()])
     entries = []
     for number, key in enumerate(order, 1):
         source, snapshots = by_source[key]
-        entries.append(bibliography_entry(number, source, snapshots))
+        library = libraries.get(source.pk, "")
+        entries.append(bibliography_entry(number, source, snapshots, library=library))
     return entries
+
+
+def source_libraries(run: Run, sources: Sequence[Source]) -> dict[int, str]:
+    """The name of the library each source was found in (one query): the run's own
+    library when the source is in it, else the first of its libraries by name."""
+    own = str((run.config or {}).get("library") or "")
+    rows = Library.objects.filter(sources__in=[s.pk for s in sources]).values_list(
+        "sources__pk", "code", "name"
+    )
+    found: dict[int, str] = {}
+    for pk, _code, name in sorted(rows, key=lambda r: (str(r[1]) != own, r[2], str(r[1]))):
+        found.setdefault(pk, name)
+    return found
+
+
+def library_names(run: Run) -> dict[str, str]:
+    """The run configuration's library by code -> its name (Appendix D names it)."""
+    code = str((run.config or {}).get("library") or "")
+    if not code:
+        return {}
+    try:
+        library = Library.objects.filter(code=code).first()
+    except ValidationError:  # not a UUID: a hand-edited configuration
+        return {}
+    return {code: library.name} if library is not None else {}
 
 
 # --- withheld texts -------------------------------------------------------------------
@@ -559,9 +591,13 @@ def _audit_log(
     return rows
 
 
-def _plan_and_method(run: Run, synthesis: Synthesis) -> PlanAppendix:
+def _plan_and_method(run: Run, synthesis: Synthesis, ends_in: str = "") -> PlanAppendix:
+    """The plan, the run and how it was run. Built by the synthesizing stage, the report
+    states the run as it ends when the version is saved (``ends_in``: done, the stage's
+    own checkpoint done), not as it stands mid-build ("synthesizing", "running")."""
     plan_version = run.plan_version
     plan = plan_version.plan
+    building = run.state if ends_in else ""
     return PlanAppendix(
         question=plan.question,
         scope=plan.scope,
@@ -570,14 +606,21 @@ def _plan_and_method(run: Run, synthesis: Synthesis) -> PlanAppendix:
         plan_version_hash=plan_version.content_hash,
         subquestions=_plan_subquestions(plan_version.content),
         run_code=str(run.code),
-        run_state=run.state,
+        run_state=ends_in or run.state,
         run_config=run.config,
+        libraries=library_names(run),
         run_config_hash=run.config_hash,
         run_started_at=_iso(run.started_at),
         run_finished_at=_iso(run.finished_at),
         stages=[
             StageRow(
-                stage=cp.stage, round=cp.round, status=cp.status, notes=cp.notes, label=cp.label
+                stage=cp.stage,
+                round=cp.round,
+                status=StageStatus.DONE
+                if cp.stage == building and cp.status == StageStatus.RUNNING
+                else cp.status,
+                notes=cp.notes,
+                label=cp.label,
             )
             for cp in run.checkpoints.order_by("started_at", "pk")
         ],

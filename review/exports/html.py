@@ -32,7 +32,7 @@ def report_context(doc: ReportDocument) -> dict[str, Any]:
         "set_aside_note": md.SET_ASIDE_NOTE,
         "set_aside": md.set_aside_groups(doc),
         "not_searched": md.NOT_SEARCHED,
-        "config": "; ".join(md.config_words(doc.appendix_d.run_config)),
+        "config": md.run_config_words(doc.appendix_d),
         "answered_subquestions": [line for line in doc.answer.subquestions if line.has_findings],
         "empty_subquestions": [
             line.key for line in doc.answer.subquestions if not line.has_findings

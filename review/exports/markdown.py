@@ -16,6 +16,7 @@ from review.exports.records import (
     AnswerSentenceRow,
     AuditRow,
     ClaimRow,
+    PlanAppendix,
     ReportDocument,
     SectionRow,
     SentenceRow,
@@ -451,6 +452,16 @@ def config_words(config: dict[str, Any], prefix: str = "") -> list[str]:
     return phrases
 
 
+def run_config_words(appendix: PlanAppendix) -> str:
+    """The run configuration in words, its library by name (the code's first 8 characters
+    in parentheses), not by its code alone."""
+    config = dict(appendix.run_config)
+    code = str(config.get("library") or "")
+    if code in appendix.libraries:
+        config["library"] = f"{appendix.libraries[code]} ({code[:8]})"
+    return "; ".join(config_words(config))
+
+
 def stage_notes(stage: StageRow) -> str:
     return "; ".join(f"{k}: {v}" for k, v in stage.notes.items())
 
@@ -462,7 +473,7 @@ def _appendix_d(doc: ReportDocument) -> str:
         f"- Scope: {md_escape(d.scope) or '—'}",
         f"- Plan version {d.plan_version} (`{short(d.plan_version_hash)}`); run "
         f"`{d.run_code[:8]}` ({d.run_state}), configuration `{short(d.run_config_hash)}`: "
-        + md_escape("; ".join(config_words(d.run_config))),
+        + md_escape(run_config_words(d)),
     ]
     for sub in d.subquestions:
         mark = "" if sub.enabled else f" ({NOT_SEARCHED})"

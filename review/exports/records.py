@@ -240,6 +240,9 @@ class PlanAppendix(Record):
     run_code: str
     run_state: str
     run_config: dict[str, Any] = Field(description="The run's pipeline settings, as stored.")
+    libraries: dict[str, str] = Field(
+        default_factory=dict, description="The configuration's library: code -> name."
+    )
     run_config_hash: str
     run_started_at: str
     run_finished_at: str
