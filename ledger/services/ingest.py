@@ -20,6 +20,12 @@ corpus records) and, batch by batch:
 Section passages (the parent context of chunks) are stored and BM25-indexed but not
 embedded: dense retrieval searches chunks. Every step is keyed by content hashes, so
 running it twice adds nothing.
+
+The per-document bounds (:class:`DocumentBounds`) hold while the work is done, not after
+it: a large file is extracted in a child process killed at the deadline (``_extract``),
+extraction stops keeping text past ``max_chars``, and chunking stops at the deadline or at
+``max_passages + 1`` passages. One hostile file costs a batch at most ``max_seconds``, and
+the memory its extraction took leaves with the child.
 """
 
 from __future__ import annotations
@@ -41,11 +47,19 @@ from ledger.models import Library, Source, SourceType
 from ledger.services.sparse_index import pack_sparse_index, sync_sparse_index
 from research.pipeline import neardup
 from research.pipeline.chunking import ChunkConfig, PassageDraft, chunk_document
-from research.pipeline.extract import Extracted, ExtractionError, extract
+from research.pipeline.extract import (
+    Extracted,
+    ExtractionError,
+    TooLong,
+    extract,
+    extract_isolated,
+)
 
 logger = logging.getLogger(__name__)
 
 Status = Literal["added", "new_snapshot", "unchanged", "duplicate", "failed"]
+# Raw files from this size on are extracted in a child process (see ``_extract``).
+ISOLATE_FROM_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -113,8 +127,11 @@ def format_duration(seconds: float) -> str:
 class DocumentBounds:
     """Per-document limits: past one, the document fails with a reason, the batch goes on.
 
-    Characters are checked right after extraction (before any chunking), passages after
-    chunking, and the seconds spent on the document after each of the two steps.
+    Enforced while the document is worked on: extraction keeps no text past
+    ``max_chars`` (it counts the rest), a large file's extraction is killed at
+    ``max_seconds``, and chunking stops at ``max_passages + 1`` passages or when the
+    seconds left to the document run out. The seconds spent are checked again after
+    each step (a small file is extracted in this process, where nothing can stop it).
     """
 
     max_chars: int = 2_000_000
@@ -344,9 +361,7 @@ def _prepare(doc: DocumentInput, bounds: DocumentBounds) -> _Prepared:
     item = _Prepared(doc, IngestResult(label, "failed"))
     started = time.perf_counter()
     try:
-        extracted = doc.extracted or extract(
-            doc.raw, filename=doc.filename, content_type=doc.content_type, url=doc.url
-        )
+        extracted = doc.extracted or _extract(doc, bounds)
         item.seconds = time.perf_counter() - started
         _check_extracted(extracted, item.seconds, bounds)
         item.raw_sha = sha256_hex(doc.raw)
@@ -362,13 +377,40 @@ def _prepare(doc: DocumentInput, bounds: DocumentBounds) -> _Prepared:
     return item
 
 
+def _extract(doc: DocumentInput, bounds: DocumentBounds) -> Extracted:
+    """Extract within the bounds: a file of ``ISOLATE_FROM_BYTES`` or more in a child process.
+
+    The child is killed at ``max_seconds`` and takes the memory the parser used with it.
+    A smaller file is extracted here: a child costs a fork, a temporary file and a copy of
+    the result (tens of ms), which a test suite or a page fetch of small files would pay
+    on every one, and the slowest input measured (unclosed ``<a>`` tags, about 33 s per MB
+    for trafilatura on this project's 2-core machine) takes about 2 s at 64 KB.
+    """
+    options: dict[str, Any] = {
+        "filename": doc.filename,
+        "content_type": doc.content_type,
+        "url": doc.url,
+        "max_chars": bounds.max_chars,
+    }
+    if len(doc.raw) < ISOLATE_FROM_BYTES:
+        return extract(doc.raw, **options)
+    try:
+        return extract_isolated(doc.raw, timeout_s=bounds.max_seconds, **options)
+    except TimeoutError as exc:
+        raise _stopped(bounds, "extracting") from exc
+
+
+def _stopped(bounds: DocumentBounds, step: str) -> OverBound:
+    return OverBound(
+        "too_slow",
+        f"{step} the document was stopped at {bounds.max_seconds:g} s, the most one document "
+        "may take; nothing of it was stored",
+    )
+
+
 def _check_extracted(extracted: Extracted, seconds: float, bounds: DocumentBounds) -> None:
-    if len(extracted.text) > bounds.max_chars:
-        raise OverBound(
-            "too_long",
-            f"the document's text has {len(extracted.text):,} characters, over the "
-            f"{bounds.max_chars:,} one document may have; split it into smaller files",
-        )
+    if len(extracted.text) > bounds.max_chars:  # given already extracted (corpus records)
+        raise TooLong(len(extracted.text), bounds.max_chars)
     _check_seconds(seconds, bounds, "extracting")
 
 
@@ -382,19 +424,36 @@ def _check_seconds(seconds: float, bounds: DocumentBounds, step: str) -> None:
 
 
 def _analyze(item: _Prepared, chunk_cfg: ChunkConfig | None, bounds: DocumentBounds) -> None:
-    """Chunk and sign new content; a document over a bound fails here, unstored."""
-    assert item.extracted is not None
+    """Chunk and sign new content; a document over a bound fails here, unstored.
+
+    Chunking stops at ``max_passages + 1`` passages or when the document's seconds run out.
+    """
+    extracted = item.extracted
+    assert extracted is not None
     started = time.perf_counter()
-    item.drafts = chunk_document(item.extracted.text, item.extracted.blocks, chunk_cfg)
-    item.signature = neardup.signature(item.extracted.text)
-    item.seconds += time.perf_counter() - started
+    deadline = time.monotonic() + bounds.max_seconds - item.seconds
     try:
+        try:
+            item.drafts = chunk_document(
+                extracted.text,
+                extracted.blocks,
+                chunk_cfg,
+                max_passages=bounds.max_passages,
+                deadline=deadline,
+            )
+        except TimeoutError as exc:
+            raise _stopped(bounds, "chunking") from exc
+        finally:
+            item.seconds += time.perf_counter() - started
         if len(item.drafts) > bounds.max_passages:
             raise OverBound(
                 "too_many_passages",
-                f"the document makes {len(item.drafts):,} passages, over the "
-                f"{bounds.max_passages:,} one document may have; split it into smaller files",
+                f"the document makes more than {bounds.max_passages:,} passages, the most one "
+                "document may have; split it into smaller files",
             )
+        started = time.perf_counter()
+        item.signature = neardup.signature(extracted.text)
+        item.seconds += time.perf_counter() - started
         _check_seconds(item.seconds, bounds, "chunking")
     except OverBound as exc:
         item.result.status, item.result.source_id = "failed", None

@@ -7,11 +7,17 @@ passages of at most ``cfg.max_chars`` characters made of whole sentences, list i
 table rows, overlapping by ``cfg.overlap_sentences`` sentences. A table stays with its
 caption. Every passage's text is exactly ``text[start:end]``; sentence offsets are
 absolute offsets into ``text`` as well.
+
+Bounds: with ``max_passages`` it stops as soon as the document is known to make more
+passages than that (it returns ``max_passages + 1`` drafts, the rest never made), and past
+``deadline`` (a ``time.monotonic()`` value) it raises ``TimeoutError``; both are checked
+block by block and section by section, so a refusal costs at most one block's work more.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -114,15 +120,37 @@ def _line_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return spans
 
 
-def _sections(text: str, blocks: Sequence[Block], cfg: ChunkConfig) -> list[_Section]:
-    """Group blocks under their headings; a section starts at its heading."""
+@dataclass(frozen=True)
+class _Limits:
+    max_passages: int | None = None
+    deadline: float | None = None
+
+    def over(self, passages: int) -> bool:
+        return self.max_passages is not None and passages > self.max_passages
+
+    def check_time(self) -> None:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise TimeoutError("chunking passed its deadline")
+
+
+def _sections(
+    text: str, blocks: Sequence[Block], cfg: ChunkConfig, limits: _Limits
+) -> list[_Section]:
+    """Group blocks under their headings; a section starts at its heading.
+
+    Stops early once the sections alone make more than ``limits.max_passages`` passages
+    (each section is one passage and has at least one chunk).
+    """
     stack: list[tuple[int, str]] = []
     sections: list[_Section] = []
     current = _Section("", 0)
     for block in blocks:
+        limits.check_time()
         if block.kind in {"heading", "title"}:
             if current.units:
-                sections.append(current)
+                sections += _split_section(current, cfg)
+                if limits.over(2 * len(sections)):
+                    return sections
             if block.kind == "heading":
                 stack = [(lvl, name) for lvl, name in stack if lvl < block.level]
                 stack.append((block.level, " ".join(text[block.start : block.end].split())))
@@ -133,8 +161,8 @@ def _sections(text: str, blocks: Sequence[Block], cfg: ChunkConfig) -> list[_Sec
         current.units.extend(_units(text, block, cfg))
         current.end = block.end
     if current.units:
-        sections.append(current)
-    return [part for section in sections for part in _split_section(section, cfg)]
+        sections += _split_section(current, cfg)
+    return sections
 
 
 def _split_section(section: _Section, cfg: ChunkConfig) -> list[_Section]:
@@ -174,11 +202,22 @@ def _pack(units: list[_Unit], limit: int, overlap: int) -> list[list[_Unit]]:
 
 
 def chunk_document(
-    text: str, blocks: Sequence[Block], cfg: ChunkConfig | None = None
+    text: str,
+    blocks: Sequence[Block],
+    cfg: ChunkConfig | None = None,
+    *,
+    max_passages: int | None = None,
+    deadline: float | None = None,
 ) -> list[PassageDraft]:
-    """Section passages first (in order), then each section's chunks pointing to it."""
+    """Section passages first (in order), then each section's chunks pointing to it.
+
+    More than ``max_passages`` passages: only the first ``max_passages + 1`` are returned
+    (the caller refuses the document). Past ``deadline`` (``time.monotonic()``):
+    ``TimeoutError``.
+    """
     cfg = cfg or ChunkConfig()
-    sections = _sections(text, blocks, cfg)
+    limits = _Limits(max_passages, deadline)
+    sections = _sections(text, blocks, cfg, limits)
     drafts: list[PassageDraft] = []
     for index, section in enumerate(sections):
         sentences = tuple((u.start, u.end) for u in section.units)
@@ -188,7 +227,10 @@ def chunk_document(
                 "section", index, section.start, section.end, section.path, sentences, None, page
             )
         )
+    if max_passages is not None and len(drafts) > max_passages:  # the sections alone
+        return drafts[: max_passages + 1]
     for index, section in enumerate(sections):
+        limits.check_time()
         for group in _pack(section.units, cfg.max_chars, cfg.overlap_sentences):
             drafts.append(
                 PassageDraft(
@@ -202,4 +244,6 @@ def chunk_document(
                     group[0].page,
                 )
             )
+            if limits.over(len(drafts)):
+                return drafts
     return drafts

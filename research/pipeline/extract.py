@@ -8,14 +8,26 @@ into that text, so the chunker can keep headings, lists, tables and page numbers
 Evidence text is quoted verbatim later, so nothing here guesses: text without a declared
 encoding must be UTF-8 (or carry a BOM), and every refusal is an :class:`ExtractionError`
 with a reason code and a sentence a user can act on.
+
+Bounds: ``extract(..., max_chars=N)`` stops keeping text once the document has passed
+``N`` characters (it only counts the rest, so the refusal still says how long the text is)
+and raises :class:`TooLong`. :func:`extract_isolated` runs the same extraction in a child
+process and kills it at a deadline: the parsers (lxml under trafilatura, pypdf) cannot be
+interrupted from inside, and the memory a hostile file made them take goes with the child.
 """
 
 from __future__ import annotations
 
 import io
+import logging
+import multiprocessing
 import re
+import tempfile
+import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+_log = logging.getLogger(__name__)
 
 BlockKind = Literal["title", "heading", "paragraph", "list_item", "table", "caption", "code"]
 DocKind = Literal["html", "pdf", "markdown", "text"]
@@ -45,6 +57,18 @@ class ExtractionError(Exception):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class TooLong(ExtractionError):
+    """The text has more than ``limit`` characters; ``chars`` is its full length."""
+
+    def __init__(self, chars: int, limit: int) -> None:
+        super().__init__(
+            "too_long",
+            f"the document's text has {chars:,} characters, over the {limit:,} one document "
+            "may have; split it into smaller files",
+        )
+        self.chars, self.limit = chars, limit
 
 
 @dataclass(frozen=True)
@@ -81,23 +105,36 @@ class Extracted:
 
 
 class _Builder:
-    """Appends pieces of text and records block offsets as it goes."""
+    """Appends pieces of text and records block offsets as it goes.
 
-    def __init__(self) -> None:
+    Past ``max_chars`` it keeps nothing more and only counts (``_finish`` refuses it).
+    """
+
+    def __init__(self, max_chars: int | None = None) -> None:
         self.parts: list[str] = []
         self.size = 0
         self.blocks: list[Block] = []
+        self.max_chars = max_chars
 
     def add(self, text: str, kind: BlockKind, level: int = 0, page: int | None = None) -> None:
         text = _CONTROL.sub("", text).strip()  # every extractor's text, HTML's too
         if not text:
             return
-        if self.parts:
+        gap = 2 if self.size else 0
+        if self.max_chars is not None and self.size + gap + len(text) > self.max_chars:
+            self.size += gap + len(text)
+            self.parts, self.blocks = [], []  # refused at the end: let the kept text go
+            return
+        if gap:
             self.parts.append("\n\n")
             self.size += 2
         self.blocks.append(Block(kind, self.size, self.size + len(text), level, page))
         self.parts.append(text)
         self.size += len(text)
+
+    @property
+    def over(self) -> bool:
+        return self.max_chars is not None and self.size > self.max_chars
 
     @property
     def text(self) -> str:
@@ -216,17 +253,17 @@ def _text_blocks(text: str, builder: _Builder, page: int | None = None) -> None:
             builder.add("\n".join(line.rstrip() for line in lines), "paragraph", page=page)
 
 
-def _extract_text(data: bytes, content_type: str) -> Extracted:
+def _extract_text(data: bytes, content_type: str, max_chars: int | None) -> Extracted:
     text = _clean(decode_text(data, content_type, "text"))
-    builder = _Builder()
+    builder = _Builder(max_chars)
     _text_blocks(text, builder)
     return _finish(builder, "", "text", "text/plain", "text", _python_version())
 
 
-def _extract_markdown(data: bytes, content_type: str) -> Extracted:
+def _extract_markdown(data: bytes, content_type: str, max_chars: int | None) -> Extracted:
     """Markdown becomes plain text: headings lose their hashes, inline markup its marks."""
     text = _clean(decode_text(data, content_type, "markdown"))
-    builder = _Builder()
+    builder = _Builder(max_chars)
     title = ""
     run: list[str] = []
     run_kind = "paragraph"
@@ -275,7 +312,7 @@ def _pdf_string(value: Any) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
-def _extract_pdf(data: bytes) -> Extracted:
+def _extract_pdf(data: bytes, max_chars: int | None) -> Extracted:
     import pypdf
 
     try:
@@ -288,7 +325,7 @@ def _extract_pdf(data: bytes) -> Extracted:
         raise
     except Exception as exc:  # pypdf raises many kinds on damaged files
         raise ExtractionError("pdf", f"the PDF could not be read: {exc}") from exc
-    builder = _Builder()
+    builder = _Builder(max_chars)
     pages: list[PageSpan] = []
     for number, page_text in enumerate(page_texts, start=1):
         begin = len(builder.blocks)
@@ -301,7 +338,7 @@ def _extract_pdf(data: bytes) -> Extracted:
     return _replace(result, pages=tuple(pages), metadata={**result.metadata, **meta})
 
 
-def _extract_html(data: bytes, content_type: str, url: str) -> Extracted:
+def _extract_html(data: bytes, content_type: str, url: str, max_chars: int | None) -> Extracted:
     import trafilatura
 
     html = decode_text(data, content_type, "html")
@@ -323,7 +360,7 @@ def _extract_html(data: bytes, content_type: str, url: str) -> Extracted:
         raise ExtractionError(
             "malformed_html", "the HTML is malformed: no readable main text survived parsing"
         )
-    builder = _Builder()
+    builder = _Builder(max_chars)
     for element in doc.body:
         _html_element(element, builder)
     metadata = {
@@ -386,6 +423,9 @@ def _python_version() -> str:
 def _finish(
     builder: _Builder, title: str, kind: DocKind, ctype: str, name: str, version: str
 ) -> Extracted:
+    if builder.over:
+        assert builder.max_chars is not None
+        raise TooLong(builder.size, builder.max_chars)
     text = builder.text
     if not _WORDS.search(text):
         raise ExtractionError("no_text", "no readable text could be extracted from the file")
@@ -399,22 +439,33 @@ def _replace(result: Extracted, **changes: Any) -> Extracted:
     return replace(result, **changes)
 
 
-def extract(data: bytes, *, filename: str = "", content_type: str = "", url: str = "") -> Extracted:
-    """Turn captured bytes into text, structure and metadata, or raise ExtractionError."""
+def extract(
+    data: bytes,
+    *,
+    filename: str = "",
+    content_type: str = "",
+    url: str = "",
+    max_chars: int | None = None,
+) -> Extracted:
+    """Turn captured bytes into text, structure and metadata, or raise ExtractionError.
+
+    A text over ``max_chars`` characters raises :class:`TooLong`, its length counted but
+    not kept.
+    """
     if not data.strip():
         raise ExtractionError("empty", "the file is empty")
     kind = sniff_kind(data, filename, content_type)
     if kind == "pdf":
-        return _extract_pdf(data)
+        return _extract_pdf(data, max_chars)
     if _looks_binary(data):
         raise ExtractionError(
             "binary", "the file looks like binary data, not HTML, PDF, Markdown or text"
         )
     if kind == "html":
-        return _extract_html(data, content_type, url)
+        return _extract_html(data, content_type, url, max_chars)
     if kind == "markdown":
-        return _extract_markdown(data, content_type)
-    return _extract_text(data, content_type)
+        return _extract_markdown(data, content_type, max_chars)
+    return _extract_text(data, content_type, max_chars)
 
 
 def corpus_document(title: str, body: str) -> Extracted:
@@ -427,3 +478,121 @@ def corpus_document(title: str, body: str) -> Extracted:
     if body:
         builder.add(body, "paragraph")
     return _finish(builder, title, "text", "text/plain", "corpus-jsonl", "1")
+
+
+# --- in a child process ------------------------------------------------------------------
+
+# What the fork server imports once, so that each child starts with the extractors loaded.
+# ``__main__`` too, as multiprocessing does by default: a child then finds the main module
+# (``manage.py``, the ``pytest`` script) already there instead of running it again.
+_PRELOAD = ["__main__", "research.pipeline.extract", "trafilatura", "pypdf", "charset_normalizer"]
+_contexts: list[Any] = []
+
+
+def extract_isolated(
+    data: bytes,
+    *,
+    timeout_s: float,
+    filename: str = "",
+    content_type: str = "",
+    url: str = "",
+    max_chars: int | None = None,
+) -> Extracted:
+    """:func:`extract` in a child process, killed at ``timeout_s`` (then ``TimeoutError``).
+
+    Children come from a ``forkserver`` that has the extractors imported (it starts on the
+    first call, a second or two, which counts against the first deadline). The bytes reach
+    the child through a temporary file: as an argument they would be pickled into a copy
+    that the worker's heap might keep. The child never outlives the call, nor does the
+    memory it took. A child that dies without an answer (killed for memory, a crash in a
+    parser) is an ``ExtractionError("crashed")``; an unexpected exception in it, a
+    ``RuntimeError``. A daemonic process may not have children: there, this extracts in
+    the process. As with any start method but ``fork``, the main module must be safe to
+    import (``if __name__ == "__main__":``).
+    """
+    options = {"filename": filename, "content_type": content_type, "url": url}
+    if multiprocessing.current_process().daemon:
+        return extract(data, max_chars=max_chars, **options)
+    context = _context()
+    with tempfile.NamedTemporaryFile(prefix="extract-", suffix=".raw") as raw:
+        raw.write(data)
+        raw.flush()
+        receive, send = context.Pipe(duplex=False)
+        child = context.Process(
+            target=_extract_child, args=(send, raw.name, max_chars, options), name="extract"
+        )
+        child.daemon = True
+        started = time.monotonic()
+        try:
+            child.start()
+            send.close()
+            answer = _wait(receive, started + timeout_s)
+            if answer is None:
+                _log.warning(
+                    "extraction child %s killed after %.1f s (bound %g s, %s bytes)",
+                    child.pid,
+                    time.monotonic() - started,
+                    timeout_s,
+                    len(data),
+                )
+                raise TimeoutError(f"extraction passed {timeout_s:g} s and was stopped")
+        finally:
+            send.close()
+            receive.close()
+            if child.pid is not None:
+                if child.is_alive():
+                    child.kill()
+                child.join()
+                child.close()
+    return _answer(answer)
+
+
+def _wait(receive: Any, deadline: float) -> tuple[Any, ...] | None:
+    """The child's answer, ``("crashed",)`` if it died without one, None at the deadline."""
+    if not receive.poll(max(0.0, deadline - time.monotonic())):
+        return None
+    try:
+        return receive.recv()  # type: ignore[no-any-return]
+    except EOFError:
+        return ("crashed",)
+
+
+def _context() -> Any:
+    if not _contexts:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(_PRELOAD)
+        _contexts.append(context)
+    return _contexts[0]
+
+
+def _extract_child(send: Any, path: str, max_chars: int | None, options: dict[str, str]) -> None:
+    answer: tuple[Any, ...]
+    try:
+        with open(path, "rb") as raw:
+            data = raw.read()
+        answer = ("ok", extract(data, max_chars=max_chars, **options))
+    except TooLong as exc:
+        answer = ("too_long", exc.chars, exc.limit)
+    except ExtractionError as exc:
+        answer = ("refused", exc.reason, str(exc))
+    except Exception as exc:  # re-raised in the parent, which cannot unpickle every kind
+        answer = ("raised", f"{type(exc).__name__}: {exc}")
+    send.send(answer)
+    send.close()
+
+
+def _answer(answer: tuple[Any, ...]) -> Extracted:
+    kind = answer[0]
+    if kind == "ok":
+        return answer[1]  # type: ignore[no-any-return]
+    if kind == "too_long":
+        raise TooLong(answer[1], answer[2])
+    if kind == "refused":
+        raise ExtractionError(answer[1], answer[2])
+    if kind == "raised":
+        raise RuntimeError(f"extraction failed in its child process: {answer[1]}")
+    raise ExtractionError(
+        "crashed",
+        "the extractor stopped without an answer (it may have run out of memory on this "
+        "file); split it or convert it to plain text",
+    )
