@@ -14,6 +14,7 @@ import tempfile
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
+from time import monotonic
 from uuid import UUID, uuid4
 
 from django.contrib.auth.models import User
@@ -26,6 +27,7 @@ from procrastinate.contrib.django import app
 from ledger.models import Library, Upload, UploadKind, UploadStatus
 from ledger.services.corpus import BadLine, CorpusError, detect_format, read_corpus
 from ledger.services.ingest import (
+    ISOLATE_FROM_BYTES,
     DocumentInput,
     IngestProgress,
     IngestResult,
@@ -67,9 +69,7 @@ def do_queue_uploads(library: Library, user: User | None, files: Sequence[Upload
                 raw=zlib.compress(data),
                 raw_sha256=hashlib.sha256(data).hexdigest(),
             )
-        transaction.on_commit(
-            lambda: app.configure_task(INGEST_TASK, queue=INGEST_QUEUE).defer(batch=str(batch))
-        )
+        transaction.on_commit(lambda: defer_ingest(batch))
     return batch
 
 
@@ -101,15 +101,33 @@ def is_corpus(filename: str) -> bool:
     return filename.lower().endswith(CORPUS_SUFFIXES)
 
 
-def do_ingest_uploads(batch: UUID | str) -> list[IngestResult]:
-    """Ingest the unfinished uploads of a batch; safe to run again after a crash."""
+def do_ingest_uploads(batch: UUID | str, *, slice_s: float | None = None) -> list[IngestResult]:
+    """Ingest the unfinished uploads of a batch; safe to run again after a crash.
+
+    ``slice_s`` (the task passes ``INGEST_MAX_SECONDS``) bounds how long one call holds the
+    worker: small files go first, together (each is bounded by the in-process work a file
+    under ``ISOLATE_FROM_BYTES`` can cost); large files one at a time, and none is started
+    once ``slice_s`` has gone by. What is left stays queued for the next call, which the
+    task defers to the end of the queue — so a batch of 50 hostile files delays another
+    user's run by one file's bound, not by 50.
+    """
+    started = monotonic()
     pending = list(pending_uploads(batch).select_related("library"))
     results: list[IngestResult] = []
     for corpus in (u for u in pending if u.kind == UploadKind.CORPUS):
         results += do_ingest_corpus_upload(corpus)
     uploads = [u for u in pending if u.kind != UploadKind.CORPUS]
-    if not uploads:
-        return results
+    small = [u for u in uploads if u.size < ISOLATE_FROM_BYTES]
+    groups = [small] if small else []
+    groups += [[u] for u in uploads if u.size >= ISOLATE_FROM_BYTES]
+    for number, group in enumerate(groups):
+        if number and slice_s is not None and monotonic() - started >= slice_s:
+            break
+        results += _ingest_files(group)
+    return results
+
+
+def _ingest_files(uploads: list[Upload]) -> list[IngestResult]:
     Upload.objects.filter(pk__in=[u.pk for u in uploads]).update(status=UploadStatus.RUNNING)
     docs = [
         DocumentInput(
@@ -122,9 +140,14 @@ def do_ingest_uploads(batch: UUID | str) -> list[IngestResult]:
         for upload in uploads
     ]
     progress = _RecordEachBatch(uploads)
-    return results + ingest_documents(
+    return ingest_documents(
         docs, uploads[0].library, progress=progress, batch_size=UPLOAD_BATCH, total=len(docs)
     )
+
+
+def defer_ingest(batch: UUID | str) -> None:
+    """Queue the ingest job of ``batch`` (at the end of the queue)."""
+    app.configure_task(INGEST_TASK, queue=INGEST_QUEUE).defer(batch=str(batch))
 
 
 def do_ingest_corpus_upload(upload: Upload) -> list[IngestResult]:

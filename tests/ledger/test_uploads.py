@@ -281,3 +281,34 @@ def test_a_batch_page_is_its_uploader_s_and_an_administrator_s_only(
         "staff": (404, False),
         "root": (200, True),
     }
+
+
+@pytest.mark.django_db
+def test_a_batch_of_large_files_gives_the_worker_back_between_files(author, monkeypatch):
+    """50 hostile files in one upload held the shared worker for hours: one job now takes
+    small files together and large ones one at a time, starts none past its time slice,
+    and the task queues the rest behind what was queued meanwhile (another user's run)."""
+    from ledger import tasks
+    from ledger.services import uploads
+    from ledger.services.ingest import ISOLATE_FROM_BYTES
+    from ledger.services.uploads import pending_uploads
+
+    large = b"Paragraph of a long report about budgets and buses.\n\n" * (ISOLATE_FROM_BYTES // 40)
+    files = [_file(f"big{n}.txt", large + str(n).encode()) for n in range(3)]
+    _, batch = _queue(author, _file("small.txt", b"A short note on the bus budget."), *files)
+
+    done = do_ingest_uploads(batch, slice_s=0)  # the slice is over after the first group
+    assert [r.label for r in done] == ["small.txt"]
+    assert pending_uploads(batch).count() == 3
+    assert set(pending_uploads(batch).values_list("status", flat=True)) == {"queued"}
+
+    deferred: list[str] = []
+    monkeypatch.setattr(tasks, "defer_ingest", deferred.append)
+    clock = iter(range(0, 10**6, 10**4))  # every look at the clock: 10,000 s later
+    monkeypatch.setattr(uploads, "monotonic", lambda: float(next(clock)))
+    tasks.ingest_uploads(str(batch))  # at least one file per job, so it always gets on
+    assert pending_uploads(batch).count() == 2 and deferred == [str(batch)]
+    monkeypatch.setattr(uploads, "monotonic", lambda: 0.0)  # a quick job: the rest at once
+    tasks.ingest_uploads(str(batch))
+    assert not pending_uploads(batch).exists() and deferred == [str(batch)]
+    assert Upload.objects.filter(batch=batch, status="added").count() == 4
