@@ -111,10 +111,11 @@ def _library_choices(request: AuthedHttpRequest, plan: Plan) -> list[Library]:
 def render_editor(
     request: AuthedHttpRequest, plan: Plan, status: int = 200, **extra: Any
 ) -> HttpResponse:
-    """The whole page, or only the editor for htmx (htmx swaps only 2xx answers)."""
+    """The whole page, or only the editor for htmx (htmx swaps only 2xx answers), with the
+    page's header out of band: a save changes the version it names."""
     ctx = editor_context(request, plan, **extra)
     if request.htmx:
-        return render(request, "research/plan_detail.html#plan-editor", ctx)
+        return render(request, "research/plan_detail.html#plan-editor", {**ctx, "oob": True})
     return render(request, "research/plan_detail.html", ctx, status=status)
 
 
