@@ -10,7 +10,19 @@ from django.core.files.uploadedfile import UploadedFile
 
 from ledger.models import Library, SourceType
 
-UPLOAD_SUFFIXES = (".html", ".htm", ".pdf", ".md", ".markdown", ".txt", ".text", ".jsonl")
+# The one list of what an upload takes: the file picker's ``accept`` and the form's check
+# are both made of it (reStructuredText is read as plain text).
+UPLOAD_SUFFIXES = (
+    ".html",
+    ".htm",
+    ".pdf",
+    ".md",
+    ".markdown",
+    ".rst",
+    ".txt",
+    ".text",
+    ".jsonl",
+)
 MAX_FILES = 50
 
 
@@ -53,7 +65,10 @@ class UploadForm(forms.Form):
     )
     new_library = forms.CharField(required=False, max_length=200, label="New library name")
     documents = MultipleFileField(
-        label="Files (HTML, PDF, Markdown, plain text; a corpus as BEIR or SciFact .jsonl)",
+        label=(
+            "Files (HTML, PDF, Markdown, reStructuredText, plain text; "
+            "a corpus as BEIR or SciFact .jsonl)"
+        ),
         allow_empty_file=True,  # an empty file gets its own clear error from ingestion
         widget=MultipleFileInput(attrs={"accept": ",".join(UPLOAD_SUFFIXES)}),
     )
@@ -71,6 +86,12 @@ class UploadForm(forms.Form):
             raise forms.ValidationError("Choose at least one file.")
         if len(files) > MAX_FILES:
             raise forms.ValidationError(f"At most {MAX_FILES} files per upload.")
+        odd = [str(f.name) for f in files if not str(f.name).lower().endswith(UPLOAD_SUFFIXES)]
+        if odd:
+            raise forms.ValidationError(
+                f"Not a kind of file the library takes ({', '.join(UPLOAD_SUFFIXES)}): "
+                + ", ".join(odd)
+            )
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 0
         too_big = [f.name for f in files if limit and (f.size or 0) > limit]
         if too_big:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
 from uuid import UUID
 
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import trigger_client_event
 
 from ledger.forms import SourceFilterForm, UploadForm
 from ledger.models import PassageKind, Upload, UploadStatus
@@ -94,16 +96,22 @@ def create_upload(request: AuthedHttpRequest) -> HttpResponse:
     library = form.cleaned_data["library"]
     batch = do_queue_uploads(library, request.user, form.cleaned_data["documents"])
     if request.htmx or request.headers.get("x-requested-with") == "XMLHttpRequest":
-        return _render_batch(request, batch, partial=True)
+        return _render_batch(request, batch, partial=True, on_library=True)
     return redirect("ledger-show-upload-batch", batch=batch)
 
 
 @require_GET
 def show_upload_batch(request: AuthedHttpRequest, batch: UUID) -> HttpResponse:
-    return _render_batch(request, batch, partial=bool(request.htmx))
+    on_library = request.GET.get("on") == "library"  # polled from the library page
+    return _render_batch(request, batch, partial=bool(request.htmx), on_library=on_library)
 
 
-def _render_batch(request: AuthedHttpRequest, batch: UUID, *, partial: bool) -> HttpResponse:
+def _render_batch(
+    request: AuthedHttpRequest, batch: UUID, *, partial: bool, on_library: bool = False
+) -> HttpResponse:
+    """The batch's status; polled from the library page, its last answer also brings that
+    page's library pickers (the new library among them) and tells the source table to
+    reload, so neither needs the page reloaded."""
     uploads = Upload.objects.filter(batch=batch).select_related("source", "library")
     if not request.user.is_superuser:  # a staff flag opens the admin, not others' uploads
         uploads = uploads.filter(uploaded_by=request.user)
@@ -119,9 +127,26 @@ def _render_batch(request: AuthedHttpRequest, batch: UUID, *, partial: bool) -> 
         "pending": len(pending),
         "done": done,
         "eta": _upload_eta(uploads_list, done) if pending else "",
+        "on_library": on_library,
     }
+    finished_here = on_library and partial and not pending and bool(request.htmx)
+    if finished_here:
+        context |= _library_pickers(request)
     template = "ledger/upload_batch.html" + ("#upload-batch" if partial else "")
-    return render(request, template, context)
+    response = render(request, template, context)
+    if finished_here:
+        trigger_client_event(response, "library-changed", after="settle")
+    return response
+
+
+def _library_pickers(request: AuthedHttpRequest) -> dict[str, object]:
+    """The library page's two library pickers, its filter as the page's address has it."""
+    query = QueryDict(urlsplit(request.htmx.current_url or "").query)
+    return {
+        "library_changed": True,
+        "upload_form": UploadForm(request.user),
+        "form": SourceFilterForm(request.user, query),
+    }
 
 
 def _upload_eta(uploads: list[Upload], done: int) -> str:
