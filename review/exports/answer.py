@@ -232,6 +232,16 @@ def source_population(source: Source) -> str:
     return profile.population if profile is not None else ""
 
 
+def studied_population(source: Source) -> str:
+    """Who the source studied, for the evidence table: only a study of people has one (its
+    profile states a design and that it studied people); in any other source a population
+    word ("adults", "children") is a passing mention, not who was studied."""
+    profile = getattr(source, "profile", None)
+    if profile is None or not profile.design or profile.humans is not True:
+        return ""
+    return str(profile.population)
+
+
 def source_studied(source: Source) -> str:
     """Who or what a source studied, as it says: its title and the population its text
     states (the bottom line checks a finding is about the question's population with it)."""
@@ -324,8 +334,8 @@ def finding_cell(label: str, parts: Facets, labelled: bool) -> str:
 
 def _source_row(entry: _SourceFacts, numbering: Numbering) -> SourceRow:
     parts = [(numbering.labels[str(c.code)], facets(c.text)) for c in entry.claims]
-    # Who the source studied (its own text), else who its approved claims name.
-    population = source_population(entry.source) or _joined(
+    # Who the source studied (a study's own text), else who its approved claims name.
+    population = studied_population(entry.source) or _joined(
         noun_phrase(p.population) for _, p in parts
     )
     labelled = len(parts) > 1

@@ -48,9 +48,10 @@ SECTION_TITLES = {
     "references": "References",
 }
 EVIDENCE_TABLE_NOTE = (
-    "One row per cited source. Design, year and population are as the source's text and "
-    "metadata state them; intervention or exposure, outcome, direction and effect as its "
-    "approved claims state them (a phrase the wording does not make clear is left out: "
+    "One row per cited source. Design and year are as the source's text and metadata "
+    "state them, population as a study of people states it, else as its approved claims "
+    "name it; intervention or exposure, outcome, direction and effect as its approved "
+    "claims state them (a phrase the wording does not make clear is left out: "
     "the claim register has every claim in full). A dash or “unknown” means not stated: "
     "nothing is inferred."
 )

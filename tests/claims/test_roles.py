@@ -230,7 +230,9 @@ def test_a_shortfall_is_not_a_null_effect():
         "recommended intakes of 200 and 600 IU vitamin D/d for younger and older adults."
     )
     assert direction_of(shortfall) != "no effect"
-    assert direction_of("The benefit could not be explained by adherence.") == "no effect"
+    # An explanation denied is a property denied, no null result (issue 26.6; see
+    # tests/claims/test_facets.py); an effect reported absent is one.
+    assert direction_of("The benefit could not be explained by adherence.") == ""
     assert direction_of("Tariffs did not reduce imports from the region.") == "no effect"
     assert direction_of("Static typing was not associated with fewer defects.") == (
         "not associated"

@@ -7,6 +7,11 @@ population is who the claim names ("in 3,270 older women"), else who its source 
 The direction is one of ``increases``, ``decreases``, ``no effect``, ``associated``, ``not
 associated``; the effect is the figures as stated (percentages, ratios with their
 intervals, p values). Parts the claim does not state stay empty: nothing is guessed.
+
+"No effect" is a null result the finding states: "had no significant effect on", "did not
+differ", or an effect it reports absent ("did not reduce", "did not affect"). A negated
+property is none: "is not soluble in water", "no longer supports", "could not be
+reached" estimate no effect, so their direction, intervention and outcome stay empty.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from research.pipeline.effect import EFFECT_VERBS
 from research.pipeline.text import DOWN_WORDS, NULL_EFFECT, UP_WORDS
 
 
@@ -56,16 +62,17 @@ _ASSOCIATION = re.compile(
 _NOT_ASSOCIATED = re.compile(
     r"\b(?:not|no|nor|neither)\s+(?:\w+\s+)?(?:associat|correlat|linked|related|predict)", re.I
 )
-# "could not be reached" reports a shortfall, not a null effect: after "not be" only a
-# participle of effect or evidence ("not be explained by", "not be shown to") counts.
-_NOT_BE_EFFECT = (
-    r"(?!be\s+(?!(?:affected|altered|changed|reduced|increased|decreased|improved|"
-    r"influenced|modified|associated|linked|related|detected|observed|shown|demonstrated|"
-    r"found|confirmed|explained|attributed|replicated|distinguished)\b)\w+)"
+# A negated verb, what is denied in the word after it: "did not reduce", "could not be
+# reached", "is not soluble in", "no longer supports". Whether it is an effect denied
+# or a property is the word's business (``effect_word``).
+_NEGATION = re.compile(
+    r"\b(?:(?:did|does|do|could|can|may|might|would|will|was|were|is|are|has|have|had)"
+    r"\s+not|never|no longer)\s+(?:(?:significantly|substantially|materially|be|been|"
+    r"further)\s+)*(?P<verb>[^\W\d_][\w-]*)",
+    re.I,
 )
-_NEGATED_VERB = re.compile(
-    r"\b(?:did|does|do|could|can|may|might|would|will|was|were|is|are)\s+not\s+"
-    r"(?:significantly\s+|substantially\s+|materially\s+)?" + _NOT_BE_EFFECT + r"(?P<verb>\w+)|"
+# A stated null result: "had no significant effect on", "there was no difference in".
+_NULL_PHRASE = re.compile(
     r"\b(?:had|has|have|showed|shows|there (?:was|were|is|are))\s+no\s+(?:significant\s+|"
     r"statistically significant\s+|clear\s+|measurable\s+)?(?:effect|influence|impact|"
     r"difference|change|association|benefit)\s+(?:on|in|of|with|between)?",
@@ -109,10 +116,35 @@ _EFFECT = re.compile(
 )
 
 
+def stated_null(text: str) -> bool:
+    """Whether the text states a null result. "No longer" (in text.NULL_EFFECT for the
+    verifiers' conflict cues) is a change of state, not a null result: "X no longer
+    supports Y" estimates no effect."""
+    return bool(_NULL_PHRASE.search(text)) or any(
+        m.group(0).lower() != "no longer" for m in NULL_EFFECT.finditer(text)
+    )
+
+
+def effect_word(word: str) -> bool:
+    """A verb of effect or direction in any form: "reduce", "reduced", "affects",
+    "altered" (the direction lexicon and the effect verbs of research.pipeline.effect)."""
+    word = word.lower()
+    if word in UP_WORDS or word in DOWN_WORDS or word in EFFECT_VERBS:
+        return True
+    stems = {word[:-1], word[:-2]} if word.endswith("ed") else set()
+    return bool(stems & EFFECT_VERBS)
+
+
 def direction_of(text: str) -> str:
-    if _NEGATED_VERB.search(text) or NULL_EFFECT.search(text):
+    """Which way the finding goes, as stated; "" when it states none (see the module)."""
+    negation = _NEGATION.search(text)
+    if stated_null(text) or (negation is not None and effect_word(negation["verb"])):
         assoc = _ASSOCIATION.search(text)
         return NOT_ASSOCIATED if assoc and "not" in assoc.group(0).lower() else NO_EFFECT
+    if negation is not None:
+        # A property denied ("is not soluble in water"): no direction, unless an association
+        # is what the sentence denies.
+        return NOT_ASSOCIATED if _NOT_ASSOCIATED.search(text) else ""
     words = re.findall(r"[a-z]+", text.lower())
     up = sum(w in UP_WORDS for w in words)
     down = sum(w in DOWN_WORDS for w in words)
@@ -124,7 +156,12 @@ def direction_of(text: str) -> str:
 
 
 def _effect_phrase(text: str) -> re.Match[str] | None:
-    phrases = [m for m in (_NEGATED_VERB.search(text), _ASSOCIATION.search(text)) if m]
+    negation = _NEGATION.search(text)
+    if negation is not None and not effect_word(negation["verb"]):
+        if not stated_null(text) and not _ASSOCIATION.search(text):
+            return None  # a property denied ("is not soluble in"): no effect split
+        negation = None  # "did not differ": the null phrase or the association splits
+    phrases = [m for m in (negation, _NULL_PHRASE.search(text), _ASSOCIATION.search(text)) if m]
     if phrases:
         return min(phrases, key=lambda m: m.start())
     candidates: list[re.Match[str]] = []
