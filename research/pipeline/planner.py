@@ -309,7 +309,8 @@ def _compound(q: str, topic: str, *, single: bool) -> QuestionShape | None:
 
     1. Each clause gives one part per item of its last phrase, the phrase after its last
        preposition: "What does X cost in A and B" -> "What does X cost in A?", "… in B?".
-    2. The subject is what the first clause that names one asks about (:func:`_subject`).
+    2. The subject is what the first clause that names one asks about (:func:`_subject`),
+       else the first clause's content words.
     3. A part's aspect is its words less the subject's: "cost single-threaded performance".
     """
     clauses = question_clauses(q)
@@ -324,25 +325,51 @@ def _compound(q: str, topic: str, *, single: bool) -> QuestionShape | None:
         Part(text, " ".join(w for w in keywords(named).split() if w.casefold() not in known))
         for text, named in texts
     )
-    return QuestionShape("compound", q, topic, subject or q, parts=parts)
+    subject = subject or clipped(keywords(clauses[0]), MAX_QUERY_TERMS - 3) or q
+    return QuestionShape("compound", q, topic, subject, parts=parts)
 
 
 def _clause_texts(clause: str) -> list[tuple[str, str]]:
     """The clause as one question per item of its last phrase (itself when it has none),
     each with the words that name its aspect: all of them, less the verb of a clause whose
     wh-word takes a noun ("what limitations remain for Z": the limitations are asked about,
-    "remain" is not; "what does X cost in A": "cost" is)."""
+    "remain" is not; "what does X cost in A": "cost" is). An effect clause without such a
+    phrase gives one question per item of its outcome ("affect employment and prices")."""
     words = clause.split()
-    at = next((i for i in range(len(words) - 2, 1, -1) if words[i].lower() in TAIL_PREPOSITIONS), 0)
+    at = _tail(words)
     items = coordinated_items(" ".join(words[at + 1 :])) if at else []
-    nominal = bool(at) and _opener(words) and not _auxiliary(words)
-    head = words[: at - 1] + words[at : at + 1] if nominal else words[: at + 1]
     if len(items) < 2:
-        named = " ".join(head + words[at + 1 :]) if at else clause
-        return [(_sentence(clause), named)]
+        return _outcome_texts(clause)
+    nominal = _opener(words) and not _auxiliary(words)
+    head = words[: at - 1] + words[at : at + 1] if nominal else words[: at + 1]
     return [
         (_sentence(" ".join([*words[: at + 1], item])), " ".join([*head, item])) for item in items
     ]
+
+
+def _outcome_texts(clause: str) -> list[tuple[str, str]]:
+    words = clause.split()
+    effect = parse_effect(clause)
+    items = coordinated_items(effect.outcome) if effect and keywords(effect.exposure) else []
+    if effect is None or len(items) < 2 or effect.outcome not in clause:
+        nominal = _opener(words) and not _auxiliary(words) and _tail(words)
+        named = words[: _tail(words) - 1] + words[_tail(words) :] if nominal else words
+        return [(_sentence(clause), " ".join(named))]
+    return [
+        (
+            _sentence(clause.replace(effect.outcome, item, 1)),
+            f"{effect.verb} {item} {effect.population}",
+        )
+        for item in items
+    ]
+
+
+def _tail(words: list[str]) -> int:
+    """Where the clause's last phrase starts: its last preposition (past the wh-word and
+    its next word, before the last word); 0 when there is none."""
+    return next(
+        (i for i in range(len(words) - 2, 1, -1) if words[i].lower() in TAIL_PREPOSITIONS), 0
+    )
 
 
 def _opener(words: list[str]) -> bool:
@@ -350,27 +377,33 @@ def _opener(words: list[str]) -> bool:
 
 
 def _auxiliary(words: list[str]) -> int:
-    """Where the auxiliary after a wh-phrase is ("what does", "how much do"); 0 if none."""
-    return next((i for i, w in enumerate(words[1:4], start=1) if w.lower() in AUXILIARIES), 0)
+    """Where the auxiliary after a wh-word is ("what does"; "how much do": the words between
+    are stopwords); 0 if none, or if a noun comes between ("which countries have")."""
+    for i, word in enumerate(words[1:4], start=1):
+        if word.lower() in AUXILIARIES:
+            return i
+        if word.casefold() not in QUESTION_STOPWORDS:
+            return 0
+    return 0
 
 
 def _subject(clause: str) -> str:
     """What a clause asks about: X of an effect clause ("How much do X reduce Y"), else the
-    words after a wh-word's auxiliary up to the last phrase ("What are X in …", "What does X
-    cost in …", the verb left out); '' when the wh-word is followed by its noun and verb
-    ("what limitations remain for Z")."""
+    words after a wh-word's auxiliary: up to a coordinated last phrase ("What are X in A and
+    B", "What does X cost in A and B", the verb left out), else to the end ("What does X
+    cost", the verb left out; "What are X"). '' when a noun stands between the wh-word and
+    its auxiliary ("which countries have …") or there is no auxiliary ("what limitations
+    remain …")."""
     effect = parse_effect(clause)
-    if effect is not None:
+    if effect is not None and keywords(effect.exposure):
         return effect.exposure
     words = clause.split()
     aux = _auxiliary(words) if _opener(words) else 0
     if not aux:
         return ""
-    end = next(
-        (i for i in range(len(words) - 2, aux, -1) if words[i].lower() in TAIL_PREPOSITIONS),
-        len(words),
-    )
-    head = words[aux + 1 : end]
+    at = _tail(words)
+    coordinated = at > aux and len(coordinated_items(" ".join(words[at + 1 :]))) > 1
+    head = words[aux + 1 : at if coordinated else len(words)]
     return " ".join(head if words[aux].lower() in COPULAS else head[:-1])
 
 

@@ -193,3 +193,35 @@ def test_it_keeps_version_numbers_whole_in_plans():
     assert any("NumPy 2.0.1" in q for q in queries)
     assert not any(" 13 " in f" {q} " or " 0 " in f" {q} " for q in queries)
     assert version_key("3.9") < version_key("3.13") < version_key("v3.13.1")
+
+
+@pytest.mark.parametrize(
+    ("question", "subject", "texts"),
+    [
+        # no coordinated last phrase: the verb is the clause's last word
+        ("What does making the GIL optional in CPython cost, and what limitations remain "
+         "for C extensions?", "making the GIL optional in CPython",
+         ["What does making the GIL optional in CPython cost?",
+          "What limitations remain for C extensions?"]),
+        # an effect clause's coordinated outcome gives one part per outcome
+        ("How do minimum wage increases affect employment and prices, and which workers gain "
+         "the most?", "minimum wage increases",
+         ["How do minimum wage increases affect employment?",
+          "How do minimum wage increases affect prices?", "Which workers gain the most?"]),
+        # a noun between the wh-word and its auxiliary: no X there; the first clause's words
+        ("Which countries have adopted carbon taxes, and what revenue do they raise?",
+         "countries adopted carbon taxes",
+         ["Which countries have adopted carbon taxes?", "What revenue do they raise?"]),
+        # "benefits" read as a verb leaves X without a content word: not an effect
+        ("What are the benefits and risks of statins for older adults, and how should they "
+         "be monitored?", "the benefits and risks of statins for older adults",
+         ["What are the benefits and risks of statins for older adults?",
+          "How should they be monitored?"]),
+    ],
+)  # fmt: skip
+def test_it_finds_the_subject_each_clause_shape_names(question, subject, texts):
+    shape = analyze_question(question)
+
+    assert shape.kind == "compound"
+    assert shape.subject == subject
+    assert [p.text for p in shape.parts] == texts
