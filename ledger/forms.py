@@ -10,8 +10,9 @@ from django.core.files.uploadedfile import UploadedFile
 
 from ledger.models import Library, SourceType
 
-# The one list of what an upload takes: the file picker's ``accept`` and the form's check
-# are both made of it (reStructuredText is read as plain text).
+# What the file picker offers (its ``accept``; reStructuredText is read as plain text).
+# Another file is still taken: ingestion reads its type from its content, and one it
+# cannot read gets its own error line in the batch while the other files go on.
 UPLOAD_SUFFIXES = (
     ".html",
     ".htm",
@@ -86,12 +87,6 @@ class UploadForm(forms.Form):
             raise forms.ValidationError("Choose at least one file.")
         if len(files) > MAX_FILES:
             raise forms.ValidationError(f"At most {MAX_FILES} files per upload.")
-        odd = [str(f.name) for f in files if not str(f.name).lower().endswith(UPLOAD_SUFFIXES)]
-        if odd:
-            raise forms.ValidationError(
-                f"Not a kind of file the library takes ({', '.join(UPLOAD_SUFFIXES)}): "
-                + ", ".join(odd)
-            )
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 0
         too_big = [f.name for f in files if limit and (f.size or 0) > limit]
         if too_big:
