@@ -211,7 +211,7 @@ FIELD_CUES = {
 # --- question grammar (research.pipeline.planner) ----------------------------------------
 
 # A version number is one token everywhere a question or a scope is read: "3.13", "2.0.1",
-# "v1.2", never "3" and "13" (issue 26.7 split "CPython 3.13" at its decimal point).
+# "v1.2", never "3" and "13".
 VERSION = re.compile(r"\b[vV]?\d+(?:\.\d+)+\b")
 # A question's word: a version number, else a word with its inner hyphens, apostrophes and
 # pluses ("open-source", "C++", "single-threaded").
