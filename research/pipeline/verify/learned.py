@@ -67,7 +67,9 @@ class LinearModel:
     def decide(self, p: NDArray[np.float64], *, may_support: bool = True) -> Decision:
         """The vote these class probabilities make under the model's thresholds.
 
-        A contradiction above its threshold wins; support needs its threshold and
+        A contradiction above its threshold wins; support needs its threshold, to be the
+        most likely of the three labels (issue 26: a vote at P(support) 0.21 against
+        P(contradict) 0.56 is not a reading that the passage states the claim) and
         ``may_support`` (a family's own veto); anything else is insufficient. The score is
         the calibrated probability of the verdict's class (the raw one for insufficient).
         """
@@ -75,13 +77,13 @@ class LinearModel:
         c_s, c_c = self.calibrated("support", p_s), self.calibrated("contradict", p_c)
         if p_c >= self.contradict_threshold:
             verdict, score = VoteVerdict.CONTRADICTS, c_c
-        elif p_s >= self.support_threshold and may_support:
+        elif p_s >= self.support_threshold and p_s >= max(p_c, p_n) and may_support:
             verdict, score = VoteVerdict.SUPPORTS, c_s
         else:
             verdict, score = VoteVerdict.INSUFFICIENT, p_n
         summary = (
             f"P(support)={p_s:.2f}, P(contradict)={p_c:.2f}, P(not enough info)={p_n:.2f}; "
-            f"thresholds support≥{self.support_threshold:.2f}, "
+            f"thresholds support≥{self.support_threshold:.2f} (and the most likely), "
             f"contradict≥{self.contradict_threshold:.2f}; calibrated "
             f"P(support)={c_s:.2f}, P(contradict)={c_c:.2f}"
         )
