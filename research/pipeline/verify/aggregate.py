@@ -23,7 +23,8 @@ the verdict would have been with them, but they never change the verdict.
    "everything weaker is UNCERTAIN" says — support elsewhere does not outvote an on-topic
    conflict nobody has weighed yet), the passage is shown with its score, and the claim is
    flagged — but it does not FAIL. A quote about something else, or one on a passage a
-   judging family finds stating the claim, is set aside and blocks nothing.
+   judging family finds stating the claim, or one on the claim's own source (the claim
+   restates it), is set aside and blocks nothing.
 3. PASS needs a quorum (seed 003): at least ``quorum`` distinct judging families support
    the claim with admitted verbatim quotes, *every* judging family that ran supports it
    (one that abstains, says insufficient or unverifiable, or was configured and failed,
@@ -126,6 +127,12 @@ class AggregateConfig:
     min_independent: int = 2
     low_quality_types: frozenset[str] = frozenset({"news", "other"})
     as_of: date | None = None
+    # A contradiction on the claim's own source (the passage it was mined from, or another
+    # of that source's passages) is set aside: the claim restates that sentence, so the
+    # vote is the verifier misreading it, and it must not hold the claim UNCERTAIN
+    # (issue 26). True keeps it a possible contradiction: re-verifying a reviewer's new
+    # wording, which was not mined from that passage.
+    own_source_contradicts: bool = False
     # Lexical predicates switched off, for the ablation of ``bench_verification
     # --ablation`` (names in ``PREDICATES``); the product runs with all of them.
     without: frozenset[str] = frozenset()
@@ -317,8 +324,9 @@ def credibility(
 ) -> tuple[str, bool]:
     """("", _) for a credible contradiction; else (why not, whether to flag it possible).
 
-    Set aside without a flag: a passage a judging family finds stating the claim, and a
-    quote about something else. Flagged as a possible contradiction: everything else short
+    Set aside without a flag: a passage a judging family finds stating the claim, a
+    quote about something else, and the claim's own source (unless
+    ``own_source_contradicts``). Flagged as a possible contradiction: everything else short
     of credible, a quote that states no finding of its source (an aim, a method, a title,
     background) among it.
     """
@@ -332,10 +340,13 @@ def credibility(
             "content words (about something else)",
             False,
         )
+    own_source = item.anchor or (item.source_key or item.evidence_id) in anchor_sources
+    if own_source and not cfg.own_source_contradicts:
+        return "it is the claim's own source (the passage it was mined from)", False
     unfounded = states_no_finding(vote.quote) if cfg.uses("states_no_finding") else ""
     if unfounded:  # an aim, a method, a title, what is not known: shown, never a FAIL
         return unfounded, True
-    if item.anchor or (item.source_key or item.evidence_id) in anchor_sources:
+    if own_source:
         return "it is the claim's own source (the passage it was mined from)", True
     if cfg.uses("same_subject_and_object") and not same_subject_and_object(claim.text, vote.quote):
         return "the quote does not name both the claim's subject and its outcome", True
