@@ -109,9 +109,32 @@ class NarrowForm(DecisionForm):
     )
     reason = forms.CharField(required=False, max_length=2000, label="Why narrow")
 
+    @staticmethod
+    def initial_for(claim: Claim) -> dict[str, str]:
+        """The claim's text, scope and "must not say", so a narrowing keeps them."""
+        return {
+            "text": claim.text,
+            "allowed_scope": claim.allowed_scope,
+            "prohibited_overstatements": "\n".join(claim.prohibited_overstatements or []),
+        }
+
     def prohibited_list(self) -> list[str]:
         raw: str = self.cleaned_data.get("prohibited_overstatements") or ""
         return [line.strip() for line in raw.splitlines() if line.strip()]
+
+    def changed_or_none(self, name: str, claim: Claim) -> str | None:
+        """The posted value, or None when the field was not posted or is what the claim
+        already says (the service then carries the claim's own over)."""
+        if name not in self.data:
+            return None
+        value: str = (self.cleaned_data.get(name) or "").strip()
+        return None if value == self.initial_for(claim)[name].strip() else value
+
+    def prohibited_or_none(self, claim: Claim) -> list[str] | None:
+        if "prohibited_overstatements" not in self.data:
+            return None
+        given = self.prohibited_list()
+        return None if given == list(claim.prohibited_overstatements or []) else given
 
 
 class RejectForm(DecisionForm):

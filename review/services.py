@@ -8,14 +8,14 @@ Other apps read the gate through two functions:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any
 from uuid import UUID
 
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 from django.http import Http404
 
 from ledger.models import (
@@ -30,7 +30,15 @@ from ledger.readers import claim_input, linked_items
 from ledger.services.claims import Narrowing, do_apply_review
 from research.models import Plan, PlanRole, Run
 from research.pipeline.text import claim_fingerprint
-from research.pipeline.verify import ClaimVerdict, VerifyConfig, default_config, verify_claim
+from research.pipeline.verify import (
+    ClaimVerdict,
+    VerifyConfig,
+    default_config,
+    restate,
+    verify_claim,
+)
+from research.pipeline.verify.aggregate import AggregateConfig
+from research.pipeline.verify.records import Status
 from research.providers.base import ProviderError
 from review.models import Action, GatePolicy, ReviewDecision
 
@@ -60,6 +68,10 @@ FINAL = Q(review_state__in=[ReviewState.APPROVED, ReviewState.REJECTED])
 # Blocking: flagged without a final decision, or narrowed and not yet approved/rejected.
 BLOCKING = (FLAGGED & ~FINAL) | Q(review_state=ReviewState.NARROWED)
 BULK_ELIGIBLE = Q(flags=[], status=Verdict.PASS, review_state=ReviewState.UNREVIEWED)
+# A support vote is *strong* at the calibrated score aggregation counts support from
+# (``AggregateConfig.min_support_score``); below it, or alone, it is weak.
+STRONG_SUPPORT = AggregateConfig().min_support_score
+CHECK_FAMILIES = AggregateConfig().check_families
 
 
 class DecisionRefused(Exception):
@@ -164,8 +176,8 @@ def gate_status(run: Run) -> GateStatus:
         rejected=Count("pk", filter=Q(review_state=ReviewState.REJECTED)),
         narrowed=Count("pk", filter=Q(review_state=ReviewState.NARROWED)),
         unreviewed=Count("pk", filter=Q(review_state=ReviewState.UNREVIEWED)),
-        bulk_eligible=Count("pk", filter=BULK_ELIGIBLE),
     )
+    counts["bulk_eligible"] = bulk_eligible(claims).count()
     blocking = list(review_order(claims.filter(BLOCKING)).values_list("code", flat=True))
     run_ready = run.is_reviewable
     return GateStatus(
@@ -512,7 +524,7 @@ def do_narrow_claim(
     claim: Claim,
     seen_version: int,
     text: str,
-    allowed_scope: str = "",
+    allowed_scope: str | None = None,
     prohibited_overstatements: list[str] | None = None,
     reason: str = "",
 ) -> ReviewDecision:
@@ -521,6 +533,10 @@ def do_narrow_claim(
     1. Validate the new text (non-empty, different).
     2. Re-verify it before taking the lock (verification may be slow).
     3. Lock, record the decision with the re-verification result, advance the claim.
+
+    ``allowed_scope`` and ``prohibited_overstatements`` left as ``None`` (the reviewer did
+    not change them) carry the claim's own over (:func:`carried_scope`); issue 26 found a
+    narrowing clearing both.
     """
     check_decide(user, claim)
     text = " ".join(text.split())
@@ -529,7 +545,10 @@ def do_narrow_claim(
     if text == claim.text:
         raise DecisionRefused("The narrowed text is the same as the current text.")
     result = reverify(claim, text)
-    prohibited = [p.strip() for p in prohibited_overstatements or [] if p.strip()]
+    allowed_scope = carried_scope(claim, text, allowed_scope)
+    if prohibited_overstatements is None:
+        prohibited_overstatements = list(claim.prohibited_overstatements or [])
+    prohibited = [p.strip() for p in prohibited_overstatements if p.strip()]
     with transaction.atomic():
         locked = _lock(claim, seen_version)
         decision = _record(
@@ -548,6 +567,16 @@ def do_narrow_claim(
     return decision
 
 
+def carried_scope(claim: Claim, text: str, given: str | None) -> str:
+    """The narrowed claim's allowed scope: the reviewer's (``given``), else the claim's.
+
+    A PASS verdict sets the scope to the claim's own wording; that default follows the
+    wording, so it becomes the narrowed ``text`` rather than the broader old one.
+    """
+    scope = claim.allowed_scope if given is None else given.strip()
+    return text if scope and scope == claim.text else scope
+
+
 def reverify(claim: Claim, text: str) -> dict[str, Any]:
     """Re-verify ``text`` against the claim's existing evidence; never invents a verdict.
 
@@ -564,12 +593,66 @@ def reverify(claim: Claim, text: str) -> dict[str, Any]:
 def reverify_claim_text(
     claim: Claim, text: str, config: VerifyConfig | None = None
 ) -> ClaimVerdict:
-    """Verify a narrowed wording against the same evidence the claim has; writes nothing."""
-    items = linked_items(claim)
+    """Verify a narrowed wording against the same evidence the claim has; writes nothing.
+
+    1. The families judge the new wording against the evidence. A contradiction on the
+       claim's own source stays a possible one: the new wording was not mined from it.
+    2. When that is short of PASS only for want of support (no contradiction, credible or
+       possible), and the current wording PASSed on this evidence, the families judge
+       whether the new wording restates it (:func:`restate.restates`: attribution and
+       markup set aside, entailment both ways); if it does, it PASSes as a restatement
+       (issue 26: every cleanup of a PASS claim came back UNCERTAIN). A change of meaning
+       (a negation, a number, a broader or narrower scope) is no restatement and keeps
+       the verdict on the evidence.
+    """
     quorum = gate_policy(claim.run.plan_version.plan).verifier_quorum
-    return verify_claim(
-        claim_input(claim, text=text), items, config or default_config(quorum=quorum)
+    config = config or default_config(quorum=quorum)
+    config = replace(config, aggregate=replace(config.aggregate, own_source_contradicts=True))
+    verdict = verify_claim(claim_input(claim, text=text), linked_items(claim), config)
+    if not _may_restate(claim, verdict):
+        return verdict
+    wording = replace(
+        claim_input(claim), needs_triangulation=False, time_sensitive=False, high_impact=False
     )
+    judged = restate.restates(
+        wording,
+        text,
+        lambda hypothesis, premise: verify_claim(
+            hypothesis, [restate.premise_item(premise)], config
+        ),
+    )
+    if not judged.holds:
+        verdict.rationale += (
+            " Not a restatement of the claim it replaces, which PASSed: "
+            + judged.reason.split(": ", 1)[0]
+            + "."
+        )
+        return verdict
+    return _restated(claim, verdict, judged)
+
+
+def _may_restate(claim: Claim, verdict: ClaimVerdict) -> bool:
+    return (
+        claim.status == Verdict.PASS
+        and verdict.status == Status.UNCERTAIN
+        and not verdict.refute_ids
+        and not verdict.possible_contradictions
+        and not verdict.unavailable
+    )
+
+
+def _restated(claim: Claim, verdict: ClaimVerdict, judged: restate.Restatement) -> ClaimVerdict:
+    """The new wording's verdict: PASS on the strength of the claim it restates."""
+    verdict.status = Status.PASS
+    verdict.confidence = round(min(claim.confidence or 1.0, judged.confidence), 4)
+    verdict.flags = sorted(set(verdict.flags) | set(claim.flags or []))
+    verdict.independent_sources = claim.independent_sources
+    verdict.rationale = (
+        f"PASS as a restatement: {judged.reason}, and the claim it replaces "
+        f"(“{claim.text}”) PASSed on this evidence. On the evidence alone the new wording "
+        f"was {verdict.rationale}"
+    )
+    return verdict
 
 
 def reverification_record(verdict: Any) -> dict[str, Any]:
@@ -624,14 +707,45 @@ def _narrowing(
     return Narrowing(text, status, rationale, confidence, allowed_scope, prohibited)
 
 
+def bulk_eligible(claims: QuerySet[Claim]) -> QuerySet[Claim]:
+    """The claims bulk approval may offer: unflagged, PASS, unreviewed, and nothing a
+    reviewer would want to see first (issue 26, where a navigation sentence PASSed):
+
+    - no possible contradiction: no passage whose relation is a contradiction (credible or
+      possible) and no counted contradicting vote on any passage, set aside or not;
+    - not resting on a single weak vote: at least two distinct judging families cast a
+      counted (valid, not shadow) *supports* vote at a calibrated score of at least
+      ``STRONG_SUPPORT``. One such vote, or any number below it, is weak.
+    """
+    contrary = EvidenceLink.objects.filter(claim=OuterRef("pk"), relation__in=CONTRARY)
+    counted = VerifierVote.objects.filter(claim=OuterRef("pk"), valid=True, shadow=False)
+    strong = (
+        counted.filter(verdict="supports", score__gte=STRONG_SUPPORT)
+        .exclude(family__in=CHECK_FAMILIES)
+        .order_by()
+        .values("claim")
+        .annotate(n=Count("family", distinct=True))
+        .values("n")
+    )
+    return (
+        claims.filter(BULK_ELIGIBLE)
+        .exclude(Exists(contrary))
+        .exclude(Exists(counted.filter(verdict="contradicts")))
+        .annotate(strong_families=Subquery(strong))
+        .filter(strong_families__gte=2)
+    )
+
+
 def do_bulk_approve(user: Any, run: Run) -> int:
-    """Approve every unflagged PASS claim nobody has reviewed yet; one decision row each."""
+    """Approve every claim :func:`bulk_eligible` offers; one decision row each."""
     if not can_decide(user, run.plan_version.plan):
         raise PermissionDenied("Only reviewers decide on claims.")
     if not gate_policy(run.plan_version.plan).allow_bulk_approve:
         raise DecisionRefused("This plan's gate policy does not allow bulk approval.")
     with transaction.atomic():
-        claims = list(ledger_claims(run).filter(BULK_ELIGIBLE).select_for_update().order_by("pk"))
+        claims = list(
+            bulk_eligible(ledger_claims(run)).select_for_update(of=("self",)).order_by("pk")
+        )
         for claim in claims:
             _record(claim, user, Action.APPROVE, claim.version, reason="bulk approval")
             do_apply_review(
@@ -748,12 +862,15 @@ CONTRARY = ("contradicts", "possible-contradiction")
 
 
 def evidence_pools(claim: Claim) -> dict[str, list[QuoteInContext]]:
-    """The claim's evidence in columns: support, refute (counter-evidence), background.
+    """The claim's evidence in columns: support, refute (counter-evidence), background
+    (every other passage read).
 
-    A passage goes by what the verifiers found in it, not by the query that found it:
-    one that contradicts the claim (credibly or possibly) is counter-evidence even when
-    it is the claim's own anchor, and one that supports it is support even when a
-    refutation query found it. Each carries the counted vote behind its relation.
+    A passage goes by what the verifiers found in it (its relation, set by the counted
+    votes), never by the query that found it: one that contradicts the claim (credibly or
+    possibly) is counter-evidence, one that supports it is support even when a refutation
+    query found it, and one judged insufficient or unverifiable is neither, whichever pool
+    it came from (issue 26: an Insufficient passage was listed as supporting evidence).
+    Each carries the counted vote behind its relation.
     """
     links = (
         claim.evidence.select_related("passage", "snapshot__source")
@@ -763,12 +880,12 @@ def evidence_pools(claim: Claim) -> dict[str, list[QuoteInContext]]:
     votes = _deciding_votes(claim)
     pools: dict[str, list[QuoteInContext]] = {"support": [], "refute": [], "background": []}
     for link in links:
-        column = link.pool
+        column = "background"
         if link.relation in CONTRARY:
             column = "refute"
         elif link.relation == "supports":
             column = "support"
-        pools.setdefault(column, []).append(quote_in_context(link, votes.get(link.pk)))
+        pools[column].append(quote_in_context(link, votes.get(link.pk)))
     return pools
 
 

@@ -312,7 +312,7 @@ def _render_claim(
                 lambda: services.queue_neighbours(claim),
             ),
             "approve_form": ApproveForm(initial=initial),
-            "narrow_form": NarrowForm(initial={**initial, "text": claim.text}),
+            "narrow_form": NarrowForm(initial={**initial, **NarrowForm.initial_for(claim)}),
             "reject_form": RejectForm(initial=initial),
             "error": error,
             "open_form": "",
@@ -426,8 +426,8 @@ def narrow_claim(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
             claim,
             data["version"],
             data["text"],
-            allowed_scope=data["allowed_scope"],
-            prohibited_overstatements=form.prohibited_list(),
+            allowed_scope=form.changed_or_none("allowed_scope", claim),
+            prohibited_overstatements=form.prohibited_or_none(claim),
             reason=data["reason"],
         )
     except services.DecisionRefused as exc:

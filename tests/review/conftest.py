@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.factories import make_claim, make_plan, make_run
+from tests.review.votes import add_support_votes
 
 
 @pytest.fixture
@@ -29,8 +30,12 @@ def flagged(run):
 
 @pytest.fixture
 def clean(run):
-    """Two unflagged PASS claims: eligible for bulk approval."""
-    return [
+    """Two unflagged PASS claims, each supported by two families: eligible for bulk
+    approval."""
+    claims = [
         make_claim(run, "Drug A was approved in 2001."),
         make_claim(run, "Drug A is taken once daily."),
     ]
+    for claim in claims:
+        add_support_votes(claim)
+    return claims
