@@ -24,9 +24,9 @@ def _check(result: Extracted) -> None:
     assert result.title != "None"
 
 
-def _extract(data: bytes, **kwargs: str) -> None:
+def _extract(data: bytes, filename: str = "", content_type: str = "") -> None:
     try:
-        result = extract(data, **kwargs)
+        result = extract(data, filename=filename, content_type=content_type)
     except ExtractionError as exc:
         assert exc.reason and str(exc)
     else:

@@ -26,7 +26,7 @@ DEBUG_MARKS = (
 
 def _plain(response, status: int) -> str:
     assert response.status_code == status
-    body = response.content.decode()
+    body: str = response.content.decode()
     for mark in DEBUG_MARKS:
         assert mark not in body, f"{status} page shows {mark!r}"
     return body
@@ -109,5 +109,5 @@ def test_an_error_mail_keeps_the_traceback(debug, rf):
         raise RuntimeError("for the administrators")
     except RuntimeError:
         info = sys.exc_info()
-    reporter = StaffOnlyExceptionReporter(rf.get("/"), *info, is_email=True)
+    reporter = StaffOnlyExceptionReporter(rf.get("/"), info[0], info[1], info[2], is_email=True)
     assert "for the administrators" in reporter.get_traceback_text()

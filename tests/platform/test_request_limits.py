@@ -90,7 +90,7 @@ def test_a_made_up_session_cookie_does_not_lift_the_upload_limit(client, author)
 
     def status(cookie: bytes) -> int:
         sent, _ = _run_app(app, _scope("/library/uploads/", [(b"cookie", cookie)]), body)
-        return sent[0]["status"]
+        return int(sent[0]["status"])
 
     client.force_login(author)
     live = client.cookies["sessionid"].value

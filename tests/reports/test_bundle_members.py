@@ -107,7 +107,12 @@ def test_it_stops_reading_at_the_first_failure(bundle, tmp_path, monkeypatch):
     path.write_bytes(write_zip(remanifest(files)))  # rehashed by a forger, signature dropped
     streamed: list[str] = []
     stream = verify._stream
-    monkeypatch.setattr(verify, "_stream", lambda a, n, s: streamed.append(n) or stream(a, n, s))
+
+    def recording(archive, name, spans):
+        streamed.append(name)
+        return stream(archive, name, spans)
+
+    monkeypatch.setattr(verify, "_stream", recording)
     problems = bundle_problems(path)
     assert len(problems) == 1 and "not signed" in problems[0]
     assert streamed == []  # no entry was read past the failed signature

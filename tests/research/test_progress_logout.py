@@ -29,7 +29,9 @@ def _communicator(run, cookie: bytes) -> WebsocketCommunicator:
     return WebsocketCommunicator(application, f"/ws/runs/{run.code}/", headers=headers)
 
 
-async def _messages_after(run, cookie: bytes, sign_out, pushes=5) -> tuple[str, list[dict]]:
+async def _messages_after(
+    run, cookie: bytes, sign_out, pushes=5
+) -> tuple[str, list[dict[str, object]]]:
     """One push while signed in, then ``sign_out`` and ``pushes`` pushes: what arrives?"""
     communicator = _communicator(run, cookie)
     connected, _ = await communicator.connect()
