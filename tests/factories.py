@@ -144,9 +144,16 @@ def make_claim(
     )
     if passage is None:
         passage = make_passage(make_snapshot(f"Background. {quote or text} More text follows."))
-    quote = quote or passage.text
+    link_evidence(claim, passage, quote or passage.text, pool=pool, relation=relation, anchor=True)
+    return claim
+
+
+def link_evidence(
+    claim: Claim, passage: Passage, quote: str, *, pool: str, relation: str, anchor: bool = False
+) -> EvidenceLink:
+    """``claim`` quoting ``quote`` (found in the passage's snapshot) at its offsets."""
     start = passage.snapshot.text.index(quote)
-    EvidenceLink.objects.create(
+    return EvidenceLink.objects.create(
         claim=claim,
         passage=passage,
         snapshot=passage.snapshot,
@@ -157,9 +164,8 @@ def make_claim(
         quote_end=start + len(quote),
         passage_fingerprint=passage.fingerprint,
         score=0.9,
-        is_anchor=True,
+        is_anchor=anchor,
     )
-    return claim
 
 
 def make_library(name: str = "fixture", owner: Any = None) -> Library:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes import BASE_DIR, free_port
+from tests.processes import BASE_DIR, alive, free_port
 
 pytestmark = pytest.mark.slow
 
@@ -189,14 +189,6 @@ def test_it_restarts_a_crashed_worker_and_keeps_serving(home):
         _stop(launcher)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has exited
-
-
 def _poll(check, timeout_s: float):
     """``check()``'s first true value within ``timeout_s``, else its last value."""
     deadline = time.monotonic() + timeout_s
@@ -239,7 +231,7 @@ def test_it_stops_a_killed_web_servers_processes_and_serves_again(home):
         assert found, _children(launcher.pid)
         web, workers = found
         os.kill(web, signal.SIGKILL)
-        left = _poll(lambda: not any(_alive(pid) for pid in workers), 60)
+        left = _poll(lambda: not any(alive(pid) for pid in workers), 60)
         assert left, f"the killed web server's workers still run: {workers}"
         assert _poll(lambda: _new_web_server(launcher.pid, web), 120), "no new web server"
         assert _poll(lambda: _healthy(url), 120)  # the old workers are gone: the new one answers
@@ -290,7 +282,7 @@ def test_it_stops_what_an_exited_service_left_in_its_group(tmp_path, capsys):
     left = group_members(service.proc.pid)
     assert len(left) == 1  # the child, in the service's own process group
     service.check(time.monotonic())
-    assert _poll(lambda: not _alive(left[0]), 30)
+    assert _poll(lambda: not alive(left[0]), 30)
     assert group_members(service.proc.pid) == []
     err = capsys.readouterr().err
     assert f"leaver left pid {left[0]} running; stopping it all" in err

@@ -8,11 +8,10 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from tests.processes import BASE_DIR
+from tests.processes import BASE_DIR, alive
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
 
@@ -30,14 +29,6 @@ time.sleep(120)
 """
 
 
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has exited
-
-
 def test_it_ends_a_child_when_its_parent_is_killed():
     parent = subprocess.Popen(
         [sys.executable, "-c", PARENT], cwd=BASE_DIR, stdout=subprocess.PIPE, text=True
@@ -45,13 +36,13 @@ def test_it_ends_a_child_when_its_parent_is_killed():
     assert parent.stdout is not None
     child = int(parent.stdout.readline())
     try:
-        assert _alive(child)
+        assert alive(child)
         parent.kill()
         parent.wait(timeout=30)
         deadline = time.monotonic() + 30
-        while _alive(child) and time.monotonic() < deadline:
+        while alive(child) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not _alive(child)
+        assert not alive(child)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(child, signal.SIGKILL)

@@ -6,22 +6,12 @@ from __future__ import annotations
 import pytest
 
 from ledger.models import VerifierVote
-from tests.factories import make_claim, make_passage, make_snapshot
+from tests.factories import link_evidence, make_claim, make_passage, make_snapshot
 
 
 def _link(claim, text, quote, pool, relation):
-    passage = make_passage(make_snapshot(text))
-    start = passage.snapshot.text.index(quote)
-    return claim.evidence.create(
-        passage=passage,
-        snapshot=passage.snapshot,
-        pool=pool,
-        relation=relation,
-        quote=quote,
-        quote_start=start,
-        quote_end=start + len(quote),
-        passage_fingerprint=passage.fingerprint,
-        is_anchor=False,
+    return link_evidence(
+        claim, make_passage(make_snapshot(text)), quote, pool=pool, relation=relation
     )
 
 
