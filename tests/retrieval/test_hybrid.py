@@ -40,7 +40,15 @@ def test_it_answers_an_exact_identifier_only_bm25_ranks_first(retriever, corpus)
 
 
 def test_it_answers_a_version_number(retriever, corpus):
-    assert keys(ask(retriever, "v2.13.1", "dense"), corpus)[0] != "release"
+    """Dense cannot tell v2.13.1 from v2.13.0 / v2.13.2: its two changelog passages score
+    within a hair of each other (which of them comes first is quantization noise and
+    differs between CPUs); BM25 matches the exact version, and hybrid ranks it first."""
+    dense = ask(retriever, "v2.13.1", "dense")
+    score = {
+        key: hit.scores["dense"] for key, hit in zip(keys(dense, corpus), dense.hits, strict=True)
+    }
+    assert abs(score["release"] - score["release2"]) < 0.02
+    assert keys(ask(retriever, "v2.13.1", "bm25"), corpus)[0] == "release"
     assert keys(ask(retriever, "v2.13.1"), corpus)[0] == "release"
 
 
