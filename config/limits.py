@@ -51,23 +51,20 @@ def session_key(scope: Scope, cookie_name: str) -> str:
 
 
 def _signed_in(key: str) -> bool:
-    from django.contrib.auth import SESSION_KEY, get_user_model
     from django.contrib.sessions.backends.db import SessionStore  # the engine settings use
     from django.db import connections
 
+    from research.consumers import session_user
+
     try:
-        store = SessionStore(session_key=key)
-        user_id = store.get(SESSION_KEY)  # an unknown or expired key loads an empty session
-        if user_id is None:
-            return False
-        users = get_user_model()._default_manager
-        return bool(users.filter(pk=user_id, is_active=True).exists())
+        return session_user(SessionStore, key) is not None
     finally:
         connections.close_all()  # this runs outside a request: nothing else would
 
 
 async def signed_in_session(key: str) -> bool:
-    """Whether ``key`` is a live session of an active user (one query or two)."""
+    """Whether ``key`` is a live session of an active user (``session_user``: the same
+    reading the live-progress sockets make, auth hash included)."""
     from asgiref.sync import sync_to_async
 
     return await sync_to_async(_signed_in, thread_sensitive=False)(key)

@@ -18,6 +18,7 @@ interrupted from inside, and the memory a hostile file made them take goes with 
 
 from __future__ import annotations
 
+import functools
 import io
 import logging
 import multiprocessing
@@ -486,7 +487,6 @@ def corpus_document(title: str, body: str) -> Extracted:
 # ``__main__`` too, as multiprocessing does by default: a child then finds the main module
 # (``manage.py``, the ``pytest`` script) already there instead of running it again.
 _PRELOAD = ["__main__", "research.pipeline.extract", "trafilatura", "pypdf", "charset_normalizer"]
-_contexts: list[Any] = []
 
 
 def extract_isolated(
@@ -557,12 +557,11 @@ def _wait(receive: Any, deadline: float) -> tuple[Any, ...] | None:
         return ("crashed",)
 
 
+@functools.cache
 def _context() -> Any:
-    if not _contexts:
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(_PRELOAD)
-        _contexts.append(context)
-    return _contexts[0]
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(_PRELOAD)
+    return context
 
 
 def _extract_child(send: Any, path: str, max_chars: int | None, options: dict[str, str]) -> None:

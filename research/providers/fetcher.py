@@ -43,6 +43,7 @@ import httpcore
 import httpx
 from asgiref.sync import async_to_sync
 
+from research.pipeline.identity import host_of
 from research.providers.base import ProviderError
 from research.providers.retry import RetryPolicy, Sleep, retrying
 from research.providers.ssrf import AllowList, BlockedAddress, GuardedBackend, SSRFGuard
@@ -389,7 +390,7 @@ class FetchPool:
         return asyncio.run_coroutine_threadsafe(self._fetch(url), self._loop)
 
     async def _fetch(self, url: str) -> FetchResult:
-        host = _host_key(url)
+        host = host_of(url)
         if host not in self._host_slots:
             self._host_slots[host] = asyncio.Semaphore(self.options.max_per_host)
         async with self._host_slots[host], self._slots:
@@ -409,14 +410,6 @@ async def _cancel_others() -> None:
     for task in others:
         task.cancel()
     await asyncio.gather(*others, return_exceptions=True)
-
-
-def _host_key(url: str) -> str:
-    """The host whose share a fetch of ``url`` uses ('' for a URL without one)."""
-    try:
-        return (httpx.URL(url).host or "").lower()
-    except (httpx.InvalidURL, TypeError):
-        return ""
 
 
 async def _follow(
