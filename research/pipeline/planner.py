@@ -196,7 +196,7 @@ REGISTERS = {
 }
 
 
-_QUESTION_WORD = QUESTION_TOKEN  # "vitamin", "open-source", "C++", "3.13"
+_QUESTION_WORD = QUESTION_TOKEN  # "enzyme", "open-source", "C++", "3.13"
 # The most content terms a query takes from the question: a search engine given the whole
 # question (issue 26.7: 15 and more keywords) matches almost nothing.
 MAX_QUERY_TERMS = 8
@@ -232,7 +232,7 @@ def clipped(terms: str, limit: int = MAX_QUERY_TERMS) -> str:
 def bounded(context: str, aspect: str, extra: str = "", limit: int = MAX_QUERY_TERMS) -> str:
     """A query of at most ``limit`` of the question's terms, then the ``extra`` words of its
     class ("benchmark results"): the subject's last :data:`CONTEXT_TERMS` (a noun phrase's
-    head comes last: "making GIL optional CPython" keeps "GIL optional CPython"), the
+    head comes last: "adding type hints to Django" keeps "type hints Django"), the
     ``aspect`` the subquestion asks about, and as many more subject terms as fit."""
     ctx, own = context.split(), aspect.split()
     own = own[: limit - min(CONTEXT_TERMS, len(ctx))]

@@ -115,11 +115,11 @@ def _tokens(text: str) -> list[str]:
 @dataclass(frozen=True)
 class Names:
     """The terms the question, the plan and the sources' titles name ("COVID-19",
-    "CPython 3.13", "type 2"): a number inside one of them is part of a name, not a
+    "Django 4.2", "type 2"): a number inside one of them is part of a name, not a
     count, wherever the bottom line repeats the name."""
 
-    words: frozenset[str]  # words with a digit and a letter: COVID-19, H1N1, PEP-703
-    pairs: frozenset[tuple[str, str]]  # a word and the number after it: (cpython, 3.13)
+    words: frozenset[str]  # words with a digit and a letter: COVID-19, H1N1, ISO-9001
+    pairs: frozenset[tuple[str, str]]  # a word and the number after it: (django, 4.2)
 
     @classmethod
     def of(cls, texts: Iterable[str]) -> Names:

@@ -10,7 +10,7 @@ and meta-analyses preferred; adults over 60") clause by clause into a :class:`Sc
   18"), people in words ("adults", "older adults", "postmenopausal women"); a scope that
   names people leaves out animal and cell studies;
 * **years** — "since 2010", "2005–2015", "before 2000", "published after 2012";
-* **versions** — a software version or range ("CPython 3.13 and later", "Python 3.10 to
+* **versions** — a software version or range ("Django 4.2 and later", "Python 3.10 to
   3.12", "before 2.0"): a preference, sources naming a version in it rank first; a
   version number is one token ("3.13" never splits a clause at its decimal point);
 * **settings** — what is left of a population clause ("community-dwelling", "nursing
@@ -79,7 +79,7 @@ _YEAR_TO = re.compile(
 _YEAR_RANGE = re.compile(r"\b((?:19|20)\d\d)\s*(?:-|–|to|and)\s*((?:19|20)\d\d)\b")
 _YEAR_ONWARDS = re.compile(r"\b((?:19|20)\d\d)\s*(?:onwards?|or later|and later|\+)", re.I)
 # A version range around a version number (research.pipeline.text.VERSION): "3.13 and later",
-# "before 3.13", "up to 3.12", "3.10 to 3.12"; a bare "CPython 3.13" is that version.
+# "before 3.13", "up to 3.12", "3.10 to 3.12"; a bare "Django 4.2" is that version.
 _V = VERSION.pattern
 _VERSION_RANGE = re.compile(rf"({_V})\s*(?:-|–|to|through)\s*({_V})", re.I)
 _VERSION_FROM = re.compile(
@@ -118,7 +118,7 @@ _FILLER = re.compile(
 @dataclass(frozen=True)
 class VersionRange:
     """Versions of a piece of software the scope asks about, both ends inclusive ('' for
-    open): "CPython 3.13 and later" is ("CPython", "3.13", "")."""
+    open): "Django 4.2 and later" is ("Django", "4.2", "")."""
 
     name: str
     low: str = ""
@@ -346,7 +346,7 @@ def _years(clause: str, parts: _Parts) -> bool:
 
 def _versions(clause: str, parts: _Parts) -> bool:
     """A version or version range, with the software's name: the words before its first
-    version number that are not range words ("CPython 3.13 and later" -> "CPython")."""
+    version number that are not range words ("Django 4.2 and later" -> "Django")."""
     first = VERSION.search(clause)
     if first is None:
         return False
