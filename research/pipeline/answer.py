@@ -10,7 +10,8 @@ else, so a rejected or unreviewed claim cannot reach it. Offline and determinist
    the question names a specific population ("patients with heart failure"), the finding
    or the title or stated population of a source it cites must name it too, else it is
    indirect evidence: reported, not counted;
-2. **stance** — the direction its approved wording states (``direction`` on the
+2. **stance** (:mod:`research.pipeline.claims.stance`, which the miner also files
+   counter-evidence by) — the direction its approved wording states (``direction`` on the
    capsule, read by the claim miner's facets from the approved text): the question's
    direction ("reduce") is *for*; no significant effect is *null*; the opposite
    direction is *opposite*; an association without a direction is not counted;
@@ -45,14 +46,17 @@ from research.pipeline.claims.design import (
     RCT,
     SYSTEMATIC_REVIEW,
 )
-from research.pipeline.claims.facets import (
-    DECREASES,
-    INCREASES,
-    NO_EFFECT,
-    NOT_ASSOCIATED,
+from research.pipeline.claims.stance import (
+    FOR,
+    NULL,
+    OPPOSITE,
+    STANCES,
+    Question,
+    bears_on,
+    read_question,
+    stance_of,
 )
-from research.pipeline.planner import analyze_question
-from research.pipeline.text import MEASURE_WORDS, POPULATION_GENERIC, content_stems, direction
+from research.pipeline.text import content_stems
 
 SUPPORTS = "supports"
 MIXED = "mixed"
@@ -60,10 +64,6 @@ AGAINST = "against"
 INSUFFICIENT = "insufficient"
 NOT_RATED = "not-rated"
 
-FOR = "for"
-NULL = "null"
-OPPOSITE = "opposite"
-STANCES = (FOR, NULL, OPPOSITE)
 
 # (weight, singular, plural) per study design; "" is a design no cue stated.
 DESIGN_WEIGHTS: dict[str, tuple[float, str, str]] = {
@@ -151,43 +151,6 @@ class Answer:
     rule: list[str]
 
 
-@dataclass(frozen=True)
-class Question:
-    """What the bottom line needs of the question (the planner's reading of it)."""
-
-    text: str
-    subject: str = ""  # the intervention or exposure
-    outcome: str = ""
-    asked: int | None = None  # -1 reduce, +1 increase, 0 affect; None: no effect asked
-    subject_stems: frozenset[str] = frozenset()
-    outcome_stems: frozenset[str] = frozenset()
-    population: str = ""  # "patients with heart failure"; "" when none is asked
-    # What a finding must name to be about that population: its words less the general
-    # ones (text.POPULATION_GENERIC); empty for "older adults" (the scope reads ages).
-    population_stems: frozenset[str] = frozenset()
-
-
-_MEASURE_STEMS = frozenset(content_stems(" ".join(sorted(MEASURE_WORDS))))
-_GENERIC_STEMS = frozenset(content_stems(" ".join(sorted(POPULATION_GENERIC))))
-
-
-def read_question(question: str) -> Question:
-    shape = analyze_question(question)
-    if shape.kind != "effect":
-        return Question(question)
-    outcome = content_stems(shape.outcome)
-    return Question(
-        text=question,
-        subject=shape.subject,
-        outcome=shape.outcome,
-        asked=direction(shape.verb),
-        subject_stems=frozenset(content_stems(shape.subject)),
-        outcome_stems=frozenset(outcome - _MEASURE_STEMS or outcome),
-        population=shape.population,
-        population_stems=frozenset(content_stems(shape.population) - _GENERIC_STEMS),
-    )
-
-
 def in_population(finding: Finding, question: Question) -> bool:
     """The finding is about the question's population: its text, or the title or stated
     population of a source it cites, names every specific word of it ("heart failure" of
@@ -196,14 +159,6 @@ def in_population(finding: Finding, question: Question) -> bool:
         return True
     said = content_stems(" ".join([finding.text, *(s.studied for s in finding.sources)]))
     return question.population_stems <= said
-
-
-def bears_on(text: str, question: Question) -> bool:
-    """The approved text names the question's intervention and one of its outcomes."""
-    if question.asked is None or not question.subject_stems:
-        return False
-    stems = content_stems(text)
-    return question.subject_stems <= stems and bool(question.outcome_stems & stems)
 
 
 def stance(finding: Finding, question: Question) -> str:
@@ -215,16 +170,7 @@ def stance(finding: Finding, question: Question) -> str:
 
 def stated_stance(finding: Finding, question: Question) -> str:
     """What the finding says against the question's direction, whoever it is about."""
-    if finding.marked or question.asked is None or not bears_on(finding.text, question):
-        return ""
-    if finding.direction in (NO_EFFECT, NOT_ASSOCIATED):
-        return NULL
-    if finding.direction not in (INCREASES, DECREASES):
-        return ""  # an association without a direction, or no direction stated
-    said = 1 if finding.direction == INCREASES else -1
-    if question.asked == 0:
-        return FOR
-    return FOR if said == question.asked else OPPOSITE
+    return "" if finding.marked else stance_of(finding.text, finding.direction, question)
 
 
 # --- independent sources and their weights ------------------------------------------

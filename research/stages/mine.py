@@ -82,7 +82,9 @@ def load(ctx: StageContext) -> RunInput:
             continue
         passages = top_passages(pools.get(sq.key, EvidencePools()))
         queries = tuple(dict.fromkeys(searched.get(sq.key, [])))
-        subquestions.append(SubquestionInput(sq.key, sq.text, passages, queries, sq.priority))
+        subquestions.append(
+            SubquestionInput(sq.key, sq.text, passages, queries, sq.priority, sq.dimension)
+        )
     keys = {p.source_key for sq in subquestions for p in sq.passages if p.source_key}
     profiles = {s.canonical_id: profile_source(s.title, s.text, s.year) for s in source_texts(keys)}
     question = ctx.plan.question
@@ -163,7 +165,9 @@ def mine_subquestion(run: Run, subquestion_key: str, pools: EvidencePools) -> li
     sq = next(s for s in plan.subquestions if s.key == subquestion_key)
     inp = RunInput(
         question=plan.question,
-        subquestions=(SubquestionInput(sq.key, sq.text, top_passages(pools), (), sq.priority),),
+        subquestions=(
+            SubquestionInput(sq.key, sq.text, top_passages(pools), (), sq.priority, sq.dimension),
+        ),
         scope=scope_of(run),
     )
     encode, _ = encoder()

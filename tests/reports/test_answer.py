@@ -15,9 +15,8 @@ from research.pipeline.answer import (
     Finding,
     SourceFacts,
     answer,
-    bears_on,
-    read_question,
 )
+from research.pipeline.claims.stance import bears_on, read_question
 
 QUESTION = "Does vitamin D supplementation reduce the risk of fractures or falls in older adults?"
 TRIAL = (

@@ -154,6 +154,7 @@ class SubquestionInput:
     passages: tuple[PassageInput, ...]
     queries: tuple[str, ...] = ()  # what was searched for it (for an evidence gap)
     priority: int = 0
+    dimension: str = ""  # the plan's research dimension ("evidence", "counter-evidence", …)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,10 @@ Then for the whole run:
    polarity), found under several subquestions or in several sources, becomes one claim
    whose anchors carry each source's quote; the other subquestions record a merged
    candidate;
+   a counter-evidence subquestion keeps a finding on the question's outcome only when its
+   wording states a null or opposite effect of the question's intervention
+   (:mod:`stance`); one that agrees, or is about another exposure, is filed under the
+   plan's evidence subquestion, and the counter subquestion records why;
 7. **budget** — each subquestion's best finding first (by the subquestion's priority),
    then the rest by rank score (relevance, plus a little for results and conclusions and
    for the scope's preferred designs), at most ``cfg.per_subquestion`` per subquestion and
@@ -76,6 +80,15 @@ from research.pipeline.claims.relevance import (
 )
 from research.pipeline.claims.roles import CONCLUSION, RESULT
 from research.pipeline.claims.scope import preference, scope_exclusion
+from research.pipeline.claims.stance import (
+    COUNTER_DIMENSION,
+    EVIDENCE_DIMENSION,
+    NULL,
+    OPPOSITE,
+    Question,
+    read_question,
+    stance_of,
+)
 from research.pipeline.planner import analyze_question
 from research.pipeline.text import content_stems, negated, quantities
 
@@ -161,7 +174,7 @@ def mine_run(
         results[sq.key] = MiningResult(claims=[], dropped=_relevance_first(ctx, sq, dropped))
         kept = _score_and_filter(ctx, sq, [draft_of(p) for p in proposals], results[sq.key])
         survivors[sq.key] = merge(kept, cfg.merge_jaccard)
-    winners = _merge_across(ctx, survivors, results)
+    winners = _refile(ctx, _merge_across(ctx, survivors, results), results)
     chosen = _select(ctx, winners, results)
     contested = _contested_pairs(ctx, chosen, winners, results)
     for rank, (key, draft) in enumerate(chosen, start=1):
@@ -397,6 +410,53 @@ def _merge_across(
         if draft.text in winner.mentions:
             winner.mentions.remove(draft.text)
     return winners
+
+
+def _refile(
+    ctx: _Context, winners: list[tuple[str, ClaimDraft]], results: dict[str, MiningResult]
+) -> list[tuple[str, ClaimDraft]]:
+    """A counter-evidence subquestion keeps a finding on the question's outcome only when
+    its wording states a null or opposite effect of the question's intervention
+    (:mod:`stance`, the bottom line's reading); the others (one that agrees, one about
+    another exposure) are filed under the plan's evidence subquestion, and the counter
+    subquestion records where each went. Findings on other outcomes (harms, limits) stay."""
+    question = read_question(ctx.inp.question)
+    by_priority = sorted(ctx.inp.subquestions, key=lambda sq: -sq.priority)
+    home = next((sq.key for sq in by_priority if sq.dimension == EVIDENCE_DIMENSION), None)
+    counter = {sq.key for sq in ctx.inp.subquestions if sq.dimension == COUNTER_DIMENSION}
+    if question.asked is None or home is None or not counter:
+        return winners
+    refiled: list[tuple[str, ClaimDraft]] = []
+    for key, draft in winners:
+        if key in counter and _not_counter(draft, question):
+            for other, record in list(ctx.also.get(id(draft), [])):
+                if other == home:  # it was found there too: now it is that one's claim
+                    results[home].merged.remove(record)
+                    ctx.also[id(draft)].remove((other, record))
+            results[key].merged.append(
+                MergedCandidate(
+                    draft.text,
+                    draft.fingerprint,
+                    draft.anchors[0],
+                    f"kept as a claim of subquestion {home}: its wording states no null or "
+                    "opposite effect of the question's intervention, so it is not "
+                    "counter-evidence",
+                    draft.claim_type,
+                    draft.relevance.score if draft.relevance else None,
+                    draft.role,
+                    draft.design,
+                )
+            )
+            key = home
+        refiled.append((key, draft))
+    return refiled
+
+
+def _not_counter(draft: ClaimDraft, question: Question) -> bool:
+    """On the question's outcome, without stating a null or opposite stance on it."""
+    if not question.outcome_stems & content_stems(draft.text):
+        return False
+    return stance_of(draft.text, direction_of(draft.text), question) not in (NULL, OPPOSITE)
 
 
 def _select(
