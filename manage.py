@@ -13,6 +13,7 @@ import sys
 # Commands that change the schema run as the embedded database's owner; everything else
 # (the app, workers, imports) as the application role (config/embedded.py).
 OWNER_COMMANDS = frozenset({"migrate", "createcachetable", "flush"})
+UNDEFINED_TABLE = "42P01"  # PostgreSQL's SQLSTATE for a relation that does not exist
 
 
 def main() -> None:
@@ -28,8 +29,17 @@ def main() -> None:
 
     ensure_database_url(owner=len(sys.argv) > 1 and sys.argv[1] in OWNER_COMMANDS)
     from django.core.management import execute_from_command_line
+    from django.db.utils import ProgrammingError
 
-    execute_from_command_line(sys.argv)
+    try:
+        execute_from_command_line(sys.argv)
+    except ProgrammingError as exc:
+        if getattr(exc.__cause__, "sqlstate", None) != UNDEFINED_TABLE:
+            raise
+        # A command run before the first `make run` (or `manage.py migrate`): say so in
+        # one line instead of a traceback; nothing was written.
+        table = str(exc.__cause__).splitlines()[0]
+        sys.exit(f"{table}: the database is not migrated; run `make run` or `manage.py migrate`")
 
 
 if __name__ == "__main__":
