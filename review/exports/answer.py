@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ledger.models import Claim, ContestedPair, EvidenceGap, EvidenceLink, Relation, Source
@@ -496,6 +496,9 @@ class GapInputs:
     library_only: bool  # no web or scholarly adapter searched
     dimensions: dict[str, str]  # subquestion key -> dimension
     claims_by_sub: dict[str, list[Claim]]  # every claim of the run, by subquestion key
+    # subquestion key -> the subquestions where findings it found are claims (a
+    # proposition found under several is filed under one: the others point to it)
+    filed_under: dict[str, list[str]] = field(default_factory=dict)
 
 
 def gap_rows(
@@ -516,27 +519,42 @@ def gap_rows(
             GapRow(
                 key=sub.key,
                 title=sub.text,
-                state=_gap_state(sub.enabled, claims, gaps.get(sub.key)),
+                state=_gap_state(
+                    sub.enabled, claims, gaps.get(sub.key), inputs.filed_under.get(sub.key, [])
+                ),
                 searched=searched,
-                found=_gap_found(sub.enabled, claims, gaps.get(sub.key)),
+                found=_gap_found(
+                    sub.enabled, claims, gaps.get(sub.key), inputs.filed_under.get(sub.key, [])
+                ),
                 would_answer=would_answer(inputs, sub.key),
             )
         )
     return rows
 
 
-def _gap_state(enabled: bool, claims: list[Claim], gap: EvidenceGap | None) -> str:
+def _gap_state(
+    enabled: bool, claims: list[Claim], gap: EvidenceGap | None, elsewhere: list[str]
+) -> str:
     if not enabled:
         return "disabled in the plan: not searched"
+    if not claims and elsewhere:
+        return "what it found is filed under another subquestion"
     if gap is not None or not claims:
         return "no relevant finding in what was searched"
     return "findings were mined, but none was approved"
 
 
-def _gap_found(enabled: bool, claims: list[Claim], gap: EvidenceGap | None) -> str:
+def _gap_found(
+    enabled: bool, claims: list[Claim], gap: EvidenceGap | None, elsewhere: list[str]
+) -> str:
     if not enabled:
         return "—"
     parts = []
+    if elsewhere:
+        parts.append(
+            f"{len(elsewhere)} finding(s) found here filed under "
+            + ", ".join(dict.fromkeys(elsewhere))
+        )
     if gap is not None:
         parts.append(
             f"{gap.passages} passages read, {gap.candidates} sentences considered"

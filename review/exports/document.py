@@ -272,7 +272,26 @@ def _gap_inputs(inputs: DocumentInputs) -> GapInputs:
             for sub in content.get("subquestions", [])
         },
         claims_by_sub=claims,
+        filed_under=_filed_under(run),
     )
+
+
+def _filed_under(run: Run) -> dict[str, list[str]]:
+    """Subquestion key -> the other subquestion keys its merged findings are claims of."""
+    filed: dict[str, list[str]] = {}
+    merged = Candidate.objects.filter(
+        run=run, state=CandidateState.MERGED, claim__subquestion__isnull=False
+    ).select_related("subquestion", "claim__subquestion")
+    for candidate in merged.order_by("pk"):
+        here = candidate.subquestion.key if candidate.subquestion else ""
+        there = (
+            candidate.claim.subquestion.key
+            if candidate.claim and candidate.claim.subquestion
+            else ""
+        )
+        if here and there and here != there:
+            filed.setdefault(here, []).append(there)
+    return filed
 
 
 def _evidence_gaps(run: Run) -> dict[str, EvidenceGap]:

@@ -286,3 +286,34 @@ def test_a_table_cell_does_not_end_on_an_adverb():
         "Treatment with statins"
     )
     assert noun_phrase("the risk of all cause mortality") == "the risk of all cause mortality"
+
+
+def test_a_gap_whose_findings_were_filed_elsewhere_says_where_they_went():
+    # A counter-evidence subquestion whose only finding agreed with the question had it
+    # filed under the evidence subquestion: its gap row must say so, not "no claim mined".
+    from review.exports.answer import GapInputs, gap_rows
+    from review.exports.records import PlanQueryRow, PlanSubquestionRow
+
+    subs = [
+        PlanSubquestionRow(key="s1", text="What do trials show?", queries=[]),
+        PlanSubquestionRow(
+            key="s2",
+            text="What evidence shows no effect?",
+            queries=[PlanQueryRow(key="q1", text="null result", query_class="counter")],
+        ),
+    ]
+    inputs = GapInputs(
+        QUESTION,
+        "",
+        True,
+        {"s1": "evidence", "s2": "counter"},
+        {"s1": [], "s2": []},
+        filed_under={"s2": ["s1", "s1"]},
+    )
+    rows = {row.key: row for row in gap_rows(subs, set(), inputs, {})}
+    assert rows["s2"].state == "what it found is filed under another subquestion"
+    assert rows["s2"].found.startswith("2 finding(s) found here filed under s1")
+    assert rows["s2"].searched == ["null result"]
+    # A subquestion nothing points away from keeps the plain wording.
+    assert rows["s1"].state == "no relevant finding in what was searched"
+    assert "filed under" not in rows["s1"].found
