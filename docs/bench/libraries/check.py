@@ -1,11 +1,19 @@
-"""Check the public-sector open-source policy library against its manifest and gold set.
+"""Check a benchmark document library against its manifest and gold set.
 
-    python3 docs/bench/libraries/public-sector-open-source/check.py [DOCS_DIR]
+    python3 docs/bench/libraries/check.py LIBRARY_DIR [DOCS_DIR]
+
+LIBRARY_DIR is a folder under ``docs/bench/libraries/`` holding ``SOURCES.md`` and
+``questions.json``, for example ``docs/bench/libraries/public-sector-open-source``. Its last
+path component is the library's name.
 
 The documents themselves are externally authored data, so they live outside the repository
-in ``../shared/data/public-sector-open-source/docs/`` (see SOURCES.md). A folder named by the
-DOCS_DIR argument or ``$PSO_DOCS`` is used as given; otherwise the first of ``docs/`` next
-to this file and the shared folder that exists.
+(see each library's SOURCES.md). The docs folder is the first of these that applies:
+
+1. the DOCS_DIR argument, used as given;
+2. ``$LIBRARY_DOCS``, used as given;
+3. ``LIBRARY_DIR/docs``, if it exists;
+4. ``../shared/data/<library name>/docs`` beside the repository checkout, if it exists;
+5. ``/work/libraries/<library name>/docs``, if it exists.
 
 It checks that:
 
@@ -16,7 +24,8 @@ It checks that:
 3. every gold quote is a verbatim substring of its file (``quote in text``), and that file
    is in SOURCES.md.
 
-Exit status: 0 when everything passes, 1 on any failure, 2 when no docs folder is found.
+Exit status: 0 when everything passes, 1 on any failure, 2 when no docs folder is found
+(or LIBRARY_DIR is missing or has no SOURCES.md).
 """
 
 from __future__ import annotations
@@ -29,24 +38,34 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[3]
-SHARED_DOCS = REPO.parent / "shared" / "data" / "public-sector-open-source" / "docs"
+REPO = HERE.parents[2]
+WORK_LIBRARIES = Path("/work/libraries")
 KINDS = {"finding", "limitation", "counter"}
 
 # A manifest row: | n | `file` | title | publisher | origin | licence | bytes | `sha256` |
 ROW = re.compile(r"^\|\s*\d+\s*\|\s*`([^`]+)`\s*\|.*\|\s*([\d,]+)\s*\|\s*`([0-9a-f]{64})`\s*\|\s*$")
 
 
-def find_docs(argv: list[str]) -> Path | None:
-    named = argv[1] if len(argv) > 1 else os.environ.get("PSO_DOCS", "")
+def candidate_docs(library: Path) -> list[Path]:
+    """The folders looked at, in order, when no docs folder is named."""
+    name = library.resolve().name
+    return [
+        library / "docs",
+        REPO.parent / "shared" / "data" / name / "docs",
+        WORK_LIBRARIES / name / "docs",
+    ]
+
+
+def find_docs(library: Path, argv: list[str]) -> Path | None:
+    named = argv[2] if len(argv) > 2 else os.environ.get("LIBRARY_DOCS", "")
     if named:
         return Path(named) if Path(named).is_dir() else None
-    return next((p for p in (HERE / "docs", SHARED_DOCS) if p.is_dir()), None)
+    return next((p for p in candidate_docs(library) if p.is_dir()), None)
 
 
-def read_manifest() -> dict[str, tuple[int, str]]:
+def read_manifest(library: Path) -> dict[str, tuple[int, str]]:
     rows = {}
-    for line in (HERE / "SOURCES.md").read_text(encoding="utf-8").splitlines():
+    for line in (library / "SOURCES.md").read_text(encoding="utf-8").splitlines():
         if match := ROW.match(line):
             name, size, digest = match.groups()
             rows[name] = (int(size.replace(",", "")), digest)
@@ -71,8 +90,10 @@ def check_sources(docs: Path, manifest: dict[str, tuple[int, str]]) -> list[str]
     return errors
 
 
-def check_questions(docs: Path, manifest: dict[str, tuple[int, str]]) -> tuple[list[str], int]:
-    questions = json.loads((HERE / "questions.json").read_text(encoding="utf-8"))
+def check_questions(
+    library: Path, docs: Path, manifest: dict[str, tuple[int, str]]
+) -> tuple[list[str], int]:
+    questions = json.loads((library / "questions.json").read_text(encoding="utf-8"))
     errors = []
     if len(questions) != 5:
         errors.append(f"questions.json has {len(questions)} questions, expected 5")
@@ -103,20 +124,26 @@ def check_questions(docs: Path, manifest: dict[str, tuple[int, str]]) -> tuple[l
 
 
 def main(argv: list[str]) -> int:
-    docs = find_docs(argv)
+    if len(argv) < 2 or not (Path(argv[1]) / "SOURCES.md").is_file():
+        print("usage: python3 docs/bench/libraries/check.py LIBRARY_DIR [DOCS_DIR]")
+        if len(argv) >= 2:
+            print(f"{argv[1]}: no SOURCES.md there")
+        return 2
+    library = Path(argv[1])
+    docs = find_docs(library, argv)
     if docs is None:
+        looked = ", ".join(str(p) for p in candidate_docs(library))
         print(
-            "No docs folder found (the one named, or else"
-            f" {HERE / 'docs'} and {SHARED_DOCS}); fetch the documents as SOURCES.md"
-            " describes, or pass the folder."
+            f"No docs folder found (the one named, or else {looked});"
+            " fetch the documents as SOURCES.md describes, or pass the folder."
         )
         return 2
-    manifest = read_manifest()
+    manifest = read_manifest(library)
     if not manifest:
         print("SOURCES.md has no document rows")
         return 1
     errors = check_sources(docs, manifest)
-    question_errors, quotes = check_questions(docs, manifest)
+    question_errors, quotes = check_questions(library, docs, manifest)
     errors += question_errors
     for error in errors:
         print("FAIL", error)
