@@ -23,6 +23,10 @@ REWORDINGS = [
     (TRIAL, "- " + TRIAL),
     (TRIAL, "The authors report that the trial enrolled 400 patients with hypertension "
             "across 12 sites."),
+    # A frame naming a document by its number (a real narrowing in the walk of issue 26's
+    # technical question: "PEP 703 states that …" came back UNCERTAIN).
+    (TRIAL, "Section 4.2 of the protocol states that the trial enrolled 400 patients with "
+            "hypertension across 12 sites."),
 ]  # fmt: skip
 MEANING_CHANGES = [
     (FALLS, "Vitamin D supplementation does not reduce the risk of falls in older adults."),
@@ -69,9 +73,15 @@ def test_it_sets_aside_a_reporting_frame_but_not_a_negated_or_topical_one():
         "A review states",
         "Drug A lowers blood pressure.",
     )
+    for named in ("PEP 703 states", "ISO 27001 requires", "Section 4.2 of the protocol says"):
+        assert reporting_frame(claim, f"{named} that Drug A lowers blood pressure.") == (
+            named,
+            "Drug A lowers blood pressure.",
+        )
     for kept in (
         "It is not true that Drug A lowers blood pressure.",  # a negation
         "Two of 3 trials found that Drug A lowers blood pressure.",  # a number
+        "In 3 trials it was found that Drug A lowers blood pressure.",  # a count, not a name
         "Drug A trials show that it lowers blood pressure.",  # the claim's own words
     ):
         assert reporting_frame(claim, kept) == ("", kept)

@@ -13,7 +13,8 @@ families judge it, in both directions, on the two wordings alone:
    (CommonMark), not words of a field.
 2. A reporting frame is set aside (:func:`reporting_frame`): "<who> <says> that <clause>",
    the text before the first complementizer "that" when it shares no content word with
-   the original, states no negation and no number. Only the clause after it is compared.
+   the original, states no negation and no number (a number in a name, "PEP 703", is no
+   count). Only the clause after it is compared.
 3. The families judge the original as the premise and the new wording as the hypothesis
    (nothing added: a broader scope or a different number is not entailed), then the other
    way round (nothing dropped: a qualifier removed is not entailed back). Each direction
@@ -36,6 +37,10 @@ from research.pipeline.verify.records import ClaimInput, ClaimVerdict, EvidenceI
 _BLOCK_MARKER = re.compile(r"^\s*(?:[*+\-#>]+|\d+[.)])\s+", re.MULTILINE)
 _INLINE_MARKER = re.compile(r"[*_~`]+")
 _COMPLEMENTIZER = re.compile(r"\bthat\s+", re.IGNORECASE)
+# A number right after a capitalised content word is part of a name ("PEP 703", "ISO
+# 27001", "Section 4.2"): it names the document a frame attributes the claim to. Any other
+# number in a frame counts or measures something ("Two of 3 trials", "In 3 trials").
+_NAMED_NUMBER = re.compile(r"\b(?P<word>[A-Z][A-Za-z]*)[ -]\d+(?:\.\d+)*\b")
 
 # Judges a hypothesis claim against a premise text (the configured families, aggregated).
 Judge = Callable[[ClaimInput, str], ClaimVerdict]
@@ -65,7 +70,8 @@ def reporting_frame(original: str, narrowed: str) -> tuple[str, str]:
 
     The frame is the text before the first "that"; it must share no content word with the
     original (the proposition is all in the clause), state no negation ("It is not true
-    that …") and no number, and leave a clause of at least one content word.
+    that …") and no number but one that is part of a name ("PEP 703 states that …"), and
+    leave a clause of at least one content word.
     """
     match = _COMPLEMENTIZER.search(narrowed)
     if match is None or match.start() == 0:
@@ -73,9 +79,14 @@ def reporting_frame(original: str, narrowed: str) -> tuple[str, str]:
     frame, clause = narrowed[: match.start()].strip(), narrowed[match.end() :].strip()
     if not content_stems(clause) or content_stems(frame) & content_stems(original):
         return "", narrowed
-    if negated(frame) or quantities(frame) or not words(frame):
+    if negated(frame) or quantities(_without_names(frame)) or not words(frame):
         return "", narrowed
     return frame, clause[0].upper() + clause[1:]
+
+
+def _without_names(frame: str) -> str:
+    """The frame with every numbered name ("PEP 703") taken out."""
+    return _NAMED_NUMBER.sub(lambda m: " " if content_stems(m["word"]) else m[0], frame)
 
 
 def restates(original: ClaimInput, narrowed: str, judge: Judge) -> Restatement:
