@@ -23,6 +23,7 @@ from research.pipeline.answer import Answer, AnswerSentence, BottomLine
 from research.pipeline.claims.design import DESIGN_LABELS
 from research.pipeline.claims.facets import Facets, facets
 from research.pipeline.planner import analyze_question, field_register
+from research.pipeline.verify.restate import plain, reporting_frame
 from review.exports.citations import source_title
 from review.exports.records import (
     AnswerSection,
@@ -332,8 +333,20 @@ def finding_cell(label: str, parts: Facets, labelled: bool) -> str:
     return f"{label}: {said}" if labelled else said
 
 
+def stated_wording(claim: Claim) -> str:
+    """What a reported claim states, for its facets: a reporting frame a reviewer added
+    when narrowing ("The source states that …") is set aside, as re-verification sets it
+    aside (:func:`research.pipeline.verify.restate.reporting_frame`). Reads the claim's
+    decisions as loaded with it."""
+    decisions = sorted(claim.decisions.all(), key=lambda d: (d.created_at, d.pk))
+    if not decisions or decisions[0].text_before == claim.text:
+        return claim.text
+    frame, clause = reporting_frame(plain(decisions[0].text_before), plain(claim.text))
+    return clause if frame else claim.text
+
+
 def _source_row(entry: _SourceFacts, numbering: Numbering) -> SourceRow:
-    parts = [(numbering.labels[str(c.code)], facets(c.text)) for c in entry.claims]
+    parts = [(numbering.labels[str(c.code)], facets(stated_wording(c))) for c in entry.claims]
     # Who the source studied (a study's own text), else who its approved claims name.
     population = studied_population(entry.source) or _joined(
         noun_phrase(p.population) for _, p in parts

@@ -52,3 +52,20 @@ def test_a_study_of_people_shows_its_population_and_an_effect_reported_absent(
 
     assert (row.population, row.intervention, row.outcome) == ("adults", "aspirin", "fever")
     assert row.direction == "no effect"  # "did not reduce": the effect reported absent
+
+
+def test_a_reviewers_reporting_frame_is_not_the_intervention(run, sub, reviewer, author):
+    """Re-running the vitamin D question, a narrowing that only added attribution ("The
+    source states that …") put the frame in the table: intervention "The source states that
+    vitamin D insufficiency and deficiency". The frame is set aside, as re-verification
+    sets it aside; the reviewer's wording still stands in the claim register."""
+    claim = claim_from_source(run, "Aspirin reduced fever in adults.", title="Fever trial", sub=sub)
+    framed = "The trial report states that aspirin reduced fever in adults."
+    services.do_narrow_claim(reviewer, claim, claim.version, framed, reason="attribution")
+    claim.refresh_from_db()
+    services.do_approve_claim(reviewer, claim, claim.version, "the trial states it plainly")
+    report = reports.do_build_report(run, author)
+    row = row_of(reports.report_document(report), "Fever trial")
+
+    assert (row.intervention, row.outcome) == ("Aspirin", "fever")  # the clause's own start
+    assert framed in report.markdown  # the approved wording, as approved
