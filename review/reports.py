@@ -241,6 +241,7 @@ def approved_claims(run: Run) -> dict[str, Claim]:
         .prefetch_related(
             "evidence__passage",
             "evidence__snapshot__source__profile",
+            "evidence__votes",
             "decisions__reviewer",
         )
     )

@@ -455,11 +455,27 @@ def contradiction_rows(
                     quote=source_quote(link, redactor),
                     source=f"[{number}]" if number else redactor.redact(source_title(source)),
                     relation=link.relation,
-                    strength=CONTRARY[link.relation]
-                    + (f" ({link.score:.2f})" if link.score is not None else ""),
+                    strength=CONTRARY[link.relation] + _judged_by(link),
                 )
             )
     return rows
+
+
+def _judged_by(link: EvidenceLink) -> str:
+    """Who judged the passage contradicting, strongest first: " (rules 0.75, learned 0.53)",
+    from the counted votes; the link's own score ranks retrieval, not contradiction."""
+    votes = sorted(
+        (
+            v
+            for v in link.votes.all()
+            if v.valid and not v.shadow and v.verdict == Relation.CONTRADICTS
+        ),
+        key=lambda v: (-(v.score or 0.0), v.family),
+    )
+    said = ", ".join(
+        f"{v.family} {v.score:.2f}" if v.score is not None else v.family for v in votes
+    )
+    return f" ({said})" if said else ""
 
 
 def override_row(

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from ledger.models import EvidenceLink, Pool, Relation, Verdict
+from ledger.models import EvidenceLink, Pool, Relation, Verdict, VerifierVote
 from review import reports, services
 from review.exports.withheld import REDACTED
 from tests.reports.conftest import APPROVED, claim_from_source
@@ -86,3 +86,31 @@ def test_it_redacts_a_contradicting_quote_that_is_not_its_snapshot_s_text(
 
     [row] = document.counter.contradictions
     assert REDACTED in row.quote and words(CONTRARY) not in words(row.quote)
+
+
+@pytest.mark.django_db
+def test_it_judges_a_contradiction_by_its_votes_not_by_its_retrieval_score(
+    run, sub, reviewer, author
+):
+    """Re-running the GIL question, a credible contradiction was printed "credible
+    contradiction (0.03)": 0.03 was the passage's retrieval score, while the families that
+    found it contradicting voted 0.75 (rules) and 0.53 (learned). The column says who judged
+    it and how strongly; a retrieval score is no judgement."""
+    approved, mined = scene(run, sub, reviewer, state="rejected")
+    link = approved.evidence.get(relation=Relation.CONTRADICTS)
+    link.score = 0.03
+    link.save(update_fields=["score"])
+    for family, verdict, score, valid in (
+        ("rules", Relation.CONTRADICTS, 0.75, True),
+        ("learned", Relation.CONTRADICTS, 0.53, True),
+        ("align", Relation.SUPPORTS, 0.66, True),  # not a contradiction: not listed
+        ("nli", Relation.CONTRADICTS, 0.99, False),  # discarded: not counted
+    ):
+        VerifierVote.objects.create(
+            claim=approved, evidence=link, verifier=family, family=family,
+            verdict=verdict, score=score, valid=valid,
+        )  # fmt: skip
+    document = reports.report_document(reports.do_build_report(run, author))
+
+    [row] = document.counter.contradictions
+    assert row.strength == "credible contradiction (rules 0.75, learned 0.53)"
