@@ -37,11 +37,9 @@ DocKind = Literal["html", "pdf", "markdown", "text"]
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
 _WORDS = re.compile(r"[^\W\d_]{2}")  # at least one two-letter word
 _BLANK_LINES = re.compile(r"\n[ \t]*\n")
-# Both linear in the line: no lazy group before an optional tail (the closing hashes are
-# stripped in code), and a link's text and target cannot contain the bracket that opens
-# them, so a run of "[" or "](" is scanned once, not once per start position.
-_MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(\S.*)$")
-_MD_INLINE = re.compile(r"\[([^\[\]]+)\]\([^()]*\)|\*\*(?=\S)|(?<=\S)\*\*|`")
+# A site generator's front matter: "---" on the first line, a "key:" line, and a closing
+# line of "---" (YAML, as Jekyll and Hugo write it).
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\n[A-Za-z_][\w-]*:[^\n]*\n(?:[^\n]*\n)*?---[ \t]*(?:\n|\Z)")
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+\S")
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
 _CT_CHARSET = re.compile(r"charset\s*=\s*[\"']?([A-Za-z0-9_.:-]+)", re.I)
@@ -262,45 +260,89 @@ def _extract_text(data: bytes, content_type: str, max_chars: int | None) -> Extr
 
 
 def _extract_markdown(data: bytes, content_type: str, max_chars: int | None) -> Extracted:
-    """Markdown becomes plain text: headings lose their hashes, inline markup its marks."""
-    text = _clean(decode_text(data, content_type, "markdown"))
+    """Markdown, parsed as CommonMark (with tables) by markdown-it-py, becomes plain text
+    blocks: headings, paragraphs, list items, tables and code. The markup's marks are left
+    out: emphasis and code marks, a link's target, raw HTML tags (an HTML list's items
+    become list items) and a leading front-matter block (``---`` … ``---``), which is a
+    site generator's settings, not the document's text."""
+    from markdown_it import MarkdownIt
+
+    text = _FRONT_MATTER.sub("", _clean(decode_text(data, content_type, "markdown")), count=1)
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
     builder = _Builder(max_chars)
     title = ""
-    run: list[str] = []
-    run_kind = "paragraph"
-
-    def flush(next_kind: str = "paragraph") -> None:
-        nonlocal run_kind
-        if run and run_kind == "paragraph":
-            _text_blocks(_MD_INLINE.sub(r"\1", "\n".join(run)), builder)
-        elif run:
-            builder.add("\n".join(run), "code" if run_kind == "code" else "table")
-        run.clear()
-        run_kind = next_kind
-
-    for line in text.split("\n"):
-        if line.lstrip().startswith("```"):
-            flush("paragraph" if run_kind == "code" else "code")
-            continue
-        heading = None if run_kind == "code" else _MD_HEADING.match(line)
-        if heading:
-            flush()
-            words = _heading_text(heading.group(2))
+    in_item = 0  # list items open around the current token
+    row: list[str] = []
+    rows: list[list[str]] = []
+    for i, token in enumerate(tokens):
+        kind = token.type
+        if kind == "list_item_open":
+            in_item += 1
+        elif kind == "list_item_close":
+            in_item -= 1
+        elif kind == "heading_open":
+            words = _md_inline(tokens[i + 1])
             title = title or words
-            builder.add(_MD_INLINE.sub(r"\1", words), "heading", len(heading.group(1)))
+            builder.add(words, "heading", int(token.tag[1:]))
+        elif kind == "paragraph_open" and tokens[i + 1].type == "inline":
+            builder.add(_md_inline(tokens[i + 1]), "list_item" if in_item else "paragraph")
+        elif kind in ("fence", "code_block"):
+            builder.add(token.content, "code")
+        elif kind == "html_block":
+            _html_fragment(token.content, builder)
+        elif kind in ("th_open", "td_open"):
+            row.append(_md_inline(tokens[i + 1]))
+        elif kind == "tr_close":
+            rows.append(row)
+            row = []
+        elif kind == "table_close":
+            builder.add("\n".join(" | ".join(r) for r in rows if any(r)), "table")
+            rows = []
+    return _finish(builder, title, "markdown", "text/markdown", "markdown-it-py", _md_version())
+
+
+def _md_inline(token: Any) -> str:
+    """An inline token's words: text and code spans as written, breaks as newlines; marks,
+    link targets, images and raw HTML tags left out."""
+    parts = []
+    for child in token.children or ():
+        if child.type in ("text", "code_inline"):
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append("\n")
+    return "".join(parts)
+
+
+def _html_fragment(html: str, builder: _Builder) -> None:
+    """A raw HTML block inside Markdown: its list items as list items, the rest as one
+    paragraph of its text; comments and scripts say nothing."""
+    from lxml import html as lxml_html
+
+    try:
+        fragments = lxml_html.fragments_fromstring(html)
+    except Exception:  # lxml refuses some hostile or empty fragments: keep nothing of it
+        return
+    for fragment in fragments:
+        if isinstance(fragment, str):
+            builder.add(fragment, "paragraph")
             continue
-        is_table = run_kind != "code" and line.lstrip().startswith("|")
-        if run_kind != "code" and is_table != (run_kind == "table"):
-            flush("table" if is_table else "paragraph")
-        if not (is_table and set(line.strip()) <= set("|-: ")):
-            run.append(line)
-    flush()
-    return _finish(builder, title, "markdown", "text/markdown", "markdown", _python_version())
+        if not isinstance(fragment.tag, str) or fragment.tag in ("script", "style"):
+            continue
+        items = fragment.findall(".//li")
+        if fragment.tag == "li":
+            items = [fragment]
+        if items:
+            for item in items:
+                builder.add(" ".join(item.text_content().split()), "list_item")
+        else:
+            builder.add(" ".join(fragment.text_content().split()), "paragraph")
 
 
-def _heading_text(content: str) -> str:
-    """An ATX heading's text without its closing hashes and spaces (``# A ##`` -> ``A``)."""
-    return content.rstrip(" \t#") or content[:1]
+@functools.cache
+def _md_version() -> str:
+    from importlib.metadata import version
+
+    return version("markdown-it-py")
 
 
 def _pdf_string(value: Any) -> str:
@@ -486,7 +528,14 @@ def corpus_document(title: str, body: str) -> Extracted:
 # What the fork server imports once, so that each child starts with the extractors loaded.
 # ``__main__`` too, as multiprocessing does by default: a child then finds the main module
 # (``manage.py``, the ``pytest`` script) already there instead of running it again.
-_PRELOAD = ["__main__", "research.pipeline.extract", "trafilatura", "pypdf", "charset_normalizer"]
+_PRELOAD = [
+    "__main__",
+    "research.pipeline.extract",
+    "trafilatura",
+    "pypdf",
+    "charset_normalizer",
+    "markdown_it",
+]
 
 
 def extract_isolated(

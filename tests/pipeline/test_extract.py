@@ -85,9 +85,41 @@ def test_it_keeps_markdown_headings_lists_and_tables():
     ]
     assert headings == [("Guide", 1), ("Install", 2)]
     items = [result.text[b.start : b.end] for b in result.blocks if b.kind == "list_item"]
-    assert items == ["- step one", "- step two"]
+    assert items == ["step one", "step two"]  # the bullet is markup, not the item's words
     table = next(b for b in result.blocks if b.kind == "table")
-    assert result.text[table.start : table.end] == "| a | b |\n| 1 | 2 |"
+    assert result.text[table.start : table.end] == "a | b\n1 | 2"
+
+
+def test_it_leaves_markdown_s_front_matter_raw_html_and_code_marks_out():
+    """Real policy pages (Jekyll Markdown with inline HTML) put their front matter, footnote
+    tags and HTML lists into mined claims: "--- layout: page title: …", "…Government.<sup
+    id="fnr3"><a href="#fn3">3</a></sup>", "Or</li> <li>The CIO believes …"."""
+    markdown = (
+        "---\nlayout: page\ntitle: Exceptions\n---\n\n# Exceptions\n\n"
+        'Code is shared.<sup id="fnr3"><a href="#fn3">3</a></sup> It saves money.\n\n'
+        "<ol>\n<li>Sharing is restricted by law;</li>\n<li>The CIO exempts it.</li>\n</ol>\n\n"
+        "Use `PYTHON_GIL=0` to keep it off.\n\n```sh\nmake run\n```\n"
+    )
+
+    result = extract(markdown.encode(), filename="exceptions.md")
+
+    blocks = [(b.kind, result.text[b.start : b.end]) for b in result.blocks]
+    assert blocks == [
+        ("heading", "Exceptions"),
+        ("paragraph", "Code is shared.3 It saves money."),
+        ("list_item", "Sharing is restricted by law;"),
+        ("list_item", "The CIO exempts it."),
+        ("paragraph", "Use PYTHON_GIL=0 to keep it off."),
+        ("code", "make run"),
+    ]
+    assert "layout" not in result.text and "<" not in result.text
+    assert result.title == "Exceptions"
+
+
+def test_a_markdown_file_opening_with_a_rule_keeps_its_text():
+    result = extract(b"---\n\nA rule, then text.\n\n---\n\nMore text.\n", filename="r.md")
+
+    assert "A rule, then text." in result.text and "More text." in result.text
 
 
 @pytest.mark.parametrize(
