@@ -31,7 +31,7 @@ from typing import Any, Literal
 _log = logging.getLogger(__name__)
 
 BlockKind = Literal["title", "heading", "paragraph", "list_item", "table", "caption", "code"]
-DocKind = Literal["html", "pdf", "markdown", "text"]
+DocKind = Literal["html", "pdf", "markdown", "rst", "text"]
 
 # C0 controls but tab, newline, form feed and carriage return; DEL; the C1 block.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
@@ -40,6 +40,10 @@ _BLANK_LINES = re.compile(r"\n[ \t]*\n")
 # A site generator's front matter: "---" on the first line, a "key:" line, and a closing
 # line of "---" (YAML, as Jekyll and Hugo write it).
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n[A-Za-z_][\w-]*:[^\n]*\n(?:[^\n]*\n)*?---[ \t]*(?:\n|\Z)")
+# A PEP's RFC 2822 header, read by docutils' PEP reader.
+_PEP_HEADER = re.compile(r"\APEP:[ \t]*\d+[ \t]*\n")
+# A role docutils left unresolved, as its raw text: ":name:`content`" (":c:func:`…`" too).
+_RST_ROLE = re.compile(r":(?:[A-Za-z][\w+.-]*:)+`(?P<content>[^`\n]+)`")
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+\S")
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
 _CT_CHARSET = re.compile(r"charset\s*=\s*[\"']?([A-Za-z0-9_.:-]+)", re.I)
@@ -161,6 +165,8 @@ def sniff_kind(data: bytes, filename: str = "", content_type: str = "") -> DocKi
         return "html"
     if ctype == "text/markdown" or name.endswith((".md", ".markdown")):
         return "markdown"
+    if ctype == "text/x-rst" or name.endswith(".rst"):
+        return "rst"
     return "text"
 
 
@@ -298,7 +304,8 @@ def _extract_markdown(data: bytes, content_type: str, max_chars: int | None) -> 
         elif kind == "table_close":
             builder.add("\n".join(" | ".join(r) for r in rows if any(r)), "table")
             rows = []
-    return _finish(builder, title, "markdown", "text/markdown", "markdown-it-py", _md_version())
+    version = _dist_version("markdown-it-py")
+    return _finish(builder, title, "markdown", "text/markdown", "markdown-it-py", version)
 
 
 def _md_inline(token: Any) -> str:
@@ -338,11 +345,114 @@ def _html_fragment(html: str, builder: _Builder) -> None:
             builder.add(" ".join(fragment.text_content().split()), "paragraph")
 
 
+def _extract_rst(data: bytes, content_type: str, max_chars: int | None) -> Extracted:
+    """reStructuredText, parsed by docutils: section titles become headings, and
+    paragraphs, list items, literal blocks (code) and tables become blocks, with the
+    markup's marks left out (a role or a link keeps its words). A PEP (a file opening with
+    "PEP: <number>") is read by docutils' own PEP reader: its header is metadata, not text,
+    and its "Title" is the document's title. A contents topic is navigation; a directive
+    docutils does not know (Sphinx's ``versionadded``, ``c:function``) is left out with
+    its content. No other file is read (``include``, ``raw`` are off). A file docutils
+    cannot parse is taken as plain text, and the log says why."""
+    from docutils import nodes
+    from docutils.core import publish_doctree
+
+    text = _clean(decode_text(data, content_type, "text"))
+    settings = {
+        "report_level": 5,  # nothing printed; problems stay in the tree, which we skip
+        "halt_level": 5,
+        "file_insertion_enabled": False,  # never read another file: "include", "raw"
+        "raw_enabled": False,
+        "_disable_config": True,
+        "warning_stream": io.StringIO(),
+        "syntax_highlight": "none",
+    }
+    readers = ["pep", "standalone"] if _PEP_HEADER.match(text) else ["standalone"]
+    tree = None
+    for reader in readers:  # a PEP whose header its reader refuses is read as plain RST
+        try:
+            tree = publish_doctree(text, reader=reader, settings_overrides=settings)
+            break
+        except Exception as exc:  # docutils on hostile or broken markup: say so, go on
+            _log.warning("docutils (%s reader) could not parse a file: %s", reader, exc)
+    if tree is None:
+        return _extract_text(data, content_type, max_chars)
+    builder = _Builder(max_chars)
+    _rst_blocks(tree, builder, 0, nodes)
+    title = ""
+    if reader == "pep":
+        fields = tree.next_node(nodes.field_list)
+        for field in fields.children if fields is not None else ():
+            if field.children and field.children[0].astext().strip().lower() == "title":
+                title = field.children[1].astext().strip()
+    if not title:
+        first = tree.next_node(nodes.title)
+        title = _rst_text(first) if first is not None else ""
+    version = _dist_version("docutils")
+    return _finish(builder, title, "rst", "text/x-rst", "docutils", version)
+
+
+def _rst_blocks(node: Any, builder: _Builder, depth: int, nodes: Any) -> None:
+    """The blocks of one docutils node's children, in document order."""
+    for child in node.children:
+        if isinstance(child, nodes.Text):
+            continue
+        if isinstance(
+            child,
+            (
+                nodes.system_message,
+                nodes.comment,
+                nodes.substitution_definition,
+                nodes.target,
+                nodes.docinfo,
+                nodes.raw,
+                nodes.problematic,
+            ),
+        ):
+            continue
+        if isinstance(child, nodes.field_list) and child is node.children[0] and depth == 0:
+            continue  # a header of fields before the text (a PEP's): metadata
+        if isinstance(child, nodes.topic) and "contents" in child.get("classes", []):
+            continue
+        if isinstance(child, nodes.section):
+            _rst_blocks(child, builder, depth + 1, nodes)
+        elif isinstance(child, nodes.title):
+            builder.add(_rst_text(child), "heading", max(depth, 1))
+        elif isinstance(child, nodes.paragraph):
+            in_item = isinstance(child.parent, nodes.list_item)
+            builder.add(_rst_text(child), "list_item" if in_item else "paragraph")
+        elif isinstance(child, (nodes.literal_block, nodes.doctest_block)):
+            builder.add(child.astext(), "code")
+        elif isinstance(child, nodes.table):
+            rows = [
+                " | ".join(" ".join(entry.astext().split()) for entry in row.children)
+                for row in child.findall(nodes.row)
+            ]
+            builder.add("\n".join(rows), "table")
+        elif isinstance(child, nodes.Element):
+            _rst_blocks(child, builder, depth, nodes)
+
+
+def _rst_text(node: Any) -> str:
+    """A text node's words; a role docutils does not know (Sphinx's ``:envvar:`X```,
+    ``:c:func:`title <target>```) keeps only its text, as Sphinx shows it."""
+    return _RST_ROLE.sub(_role_words, node.astext())
+
+
+def _role_words(match: re.Match[str]) -> str:
+    words = match["content"]
+    if words.endswith(">") and "<" in words:  # "title <target>": the title
+        words = words[: words.rindex("<")].strip() or words
+    if words.startswith("~"):  # "~package.module.name": its last part
+        words = words[1:].rsplit(".", 1)[-1]
+    return words.lstrip("!")
+
+
 @functools.cache
-def _md_version() -> str:
+def _dist_version(name: str) -> str:
     from importlib.metadata import version
 
-    return version("markdown-it-py")
+    return version(name)
 
 
 def _pdf_string(value: Any) -> str:
@@ -508,6 +618,8 @@ def extract(
         return _extract_html(data, content_type, url, max_chars)
     if kind == "markdown":
         return _extract_markdown(data, content_type, max_chars)
+    if kind == "rst":
+        return _extract_rst(data, content_type, max_chars)
     return _extract_text(data, content_type, max_chars)
 
 
@@ -535,6 +647,7 @@ _PRELOAD = [
     "pypdf",
     "charset_normalizer",
     "markdown_it",
+    "docutils.core",
 ]
 
 

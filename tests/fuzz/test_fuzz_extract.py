@@ -12,7 +12,7 @@ from tests.pipeline.minipdf import make_pdf
 CHARSETS = st.sampled_from(
     ["utf-8", "latin-1", "undefined", "utf-7", "base64", "rot13", "idna", "x-nope", "utf-16", ""]
 ) | st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_.:", max_size=20)
-KINDS = st.sampled_from(["a.txt", "a.md", "a.html", "a.pdf", ""])
+KINDS = st.sampled_from(["a.txt", "a.md", "a.rst", "a.html", "a.pdf", ""])
 
 
 def _check(result: Extracted) -> None:
@@ -48,6 +48,19 @@ def test_it_extracts_or_refuses_hostile_html(body, charset):
 @given(text=st.text(max_size=800))
 def test_it_extracts_or_refuses_any_markdown(text):
     _extract(text.encode("utf-8", "surrogatepass"), filename="notes.md")
+
+
+# reStructuredText's own markup, so that examples reach sections, roles and directives.
+RST_PIECES = st.sampled_from(
+    ["Title\n=====\n", "PEP: 1\nTitle: T\n\n", ".. note::\n\n   x\n", ".. c:function:: f\n",
+     ":c:func:`f <g>` ", "``x``", "* item\n", "::\n\n    code\n", "\n\n", "`a`_", "|s|",
+     ".. include:: /etc/passwd\n", ".. raw:: html\n\n   <b>x</b>\n", "+--+\n|a |\n+--+\n"]
+)  # fmt: skip
+
+
+@given(pieces=st.lists(st.one_of(RST_PIECES, st.text(max_size=30)), max_size=12))
+def test_it_extracts_or_refuses_any_restructuredtext(pieces):
+    _extract("".join(pieces).encode("utf-8", "surrogatepass"), filename="notes.rst")
 
 
 @given(

@@ -193,3 +193,62 @@ def test_it_builds_corpus_documents_as_title_blank_line_body():
 
     assert result.text == "A title.\n\nBody sentence one. Body sentence two."
     assert [b.kind for b in result.blocks] == ["title", "paragraph"]
+
+
+RST = """\
+Free threading
+==============
+
+.. contents::
+
+Overview
+--------
+
+Set :envvar:`PYTHON_GIL` to ``0``; see :c:func:`the slot <Py_mod_gil>` and
+:func:`~threading.Thread`.
+
+* one item
+* two items
+
+.. versionadded:: 3.13
+   Directive text Sphinx would show.
+
+::
+
+    make run
+
+.. include:: /etc/passwd
+"""
+
+
+def test_it_reads_restructuredtext_with_docutils():
+    """The CPython documents of the technical question: section underlines ("Thread State
+    and GIL APIs ====="), Sphinx roles (":envvar:`PYTHON_GIL`") and bullets reached mined
+    claims when a .rst file was read as plain text."""
+    result = extract(RST.encode(), filename="howto.rst")
+
+    blocks = [(b.kind, result.text[b.start : b.end]) for b in result.blocks]
+    assert blocks == [
+        ("heading", "Free threading"),
+        ("heading", "Overview"),
+        ("paragraph", "Set PYTHON_GIL to 0; see the slot and\nThread."),
+        ("list_item", "one item"),
+        ("list_item", "two items"),
+        ("code", "make run"),
+    ]
+    assert result.title == "Free threading" and result.extractor == "docutils"
+    assert "passwd" not in result.text and "root:" not in result.text  # no file is read
+
+
+def test_a_pep_s_header_is_its_metadata_and_title():
+    pep = (
+        "PEP: 9999\nTitle: An Example Proposal\nAuthor: Ada Person <ada@example.org>\n"
+        "Status: Draft\n\n"
+        "Abstract\n========\n\nThis PEP proposes an example.\n"
+    )
+
+    result = extract(pep.encode(), filename="pep-9999.rst")
+
+    assert result.title == "An Example Proposal"
+    blocks = [(b.kind, result.text[b.start : b.end]) for b in result.blocks]
+    assert blocks == [("heading", "Abstract"), ("paragraph", "This PEP proposes an example.")]
