@@ -127,16 +127,31 @@ def do_ingest_uploads(batch: UUID | str, *, slice_s: float | None = None) -> lis
     return results
 
 
+def do_ingest_files_now(library: Library, files: Sequence[UploadedFile]) -> list[IngestResult]:
+    """Ingest files into ``library`` in this process, as the upload task ingests a batch,
+    without Upload rows or the queue (a command's upload: ``bench_runs --library-bench``).
+    Keyed by content like every ingest: files ingested before come back *unchanged*."""
+    docs = [
+        upload_input(file.name or "upload", file.content_type or "", file.read()) for file in files
+    ]
+    return ingest_documents(docs, library, batch_size=UPLOAD_BATCH, total=len(docs))
+
+
+def upload_input(filename: str, content_type: str, raw: bytes) -> DocumentInput:
+    """What ingestion is given for one uploaded file."""
+    return DocumentInput(
+        raw=raw,
+        label=filename,
+        filename=filename,
+        content_type=content_type,
+        metadata={"filename": filename},
+    )
+
+
 def _ingest_files(uploads: list[Upload]) -> list[IngestResult]:
     Upload.objects.filter(pk__in=[u.pk for u in uploads]).update(status=UploadStatus.RUNNING)
     docs = [
-        DocumentInput(
-            raw=zlib.decompress(bytes(upload.raw)),
-            label=upload.filename,
-            filename=upload.filename,
-            content_type=upload.content_type,
-            metadata={"filename": upload.filename},
-        )
+        upload_input(upload.filename, upload.content_type, zlib.decompress(bytes(upload.raw)))
         for upload in uploads
     ]
     progress = _RecordEachBatch(uploads)

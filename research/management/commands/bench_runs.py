@@ -1,32 +1,45 @@
-"""End-to-end benchmark: SciFact claims as questions through the real planner and pipeline.
+"""End-to-end benchmark: questions through the real planner and pipeline, scored at mining.
 
     python manage.py bench_runs --scifact ../shared/data/scifact --split train --limit 100 \
         --until mining [--json OUT]
+    python manage.py bench_runs --library-bench docs/bench/libraries/cpython-free-threading \
+        [--docs DIR] [--until mining|verifying] [--json OUT] [--claims-out OUT.md] \
+        [--reader-marks MARKS.json]
 
-Each SciFact claim with evidence becomes a question: the configured planner proposes a
-plan over the "scifact" library, and the run is driven by the same ``runner.step`` the
-workers use, until mining (or verifying) is done. Its kept claims, ranked by relevance,
-are compared with the claim's gold rationale sentences (see
+The second form runs a benchmark library's five gold questions over its documents (see
+``research/management/library_bench.py``): claims per question, gold findings recovered
+and recall@10. The share of claims a reader keeps is not computed by the machine: the
+claim list (``--claims-out``) has an empty ``keep?`` column for a reader, and only their
+marks (``--reader-marks``) give the share.
+
+In the first form, each SciFact claim with evidence becomes a question: the configured
+planner proposes a plan over the "scifact" library, and the run is driven by the same
+``runner.step`` the workers use, until mining (or verifying) is done. Its kept claims,
+ranked by relevance, are compared with the claim's gold rationale sentences (see
 ``research.pipeline.claims.bench``). The library is imported once into this database
-(the first call imports it when it is missing); each benchmark run and its plan are
-deleted afterwards unless ``--keep``.
+(the first call imports it when it is missing). In both forms each benchmark run and its
+plan are deleted afterwards unless ``--keep``.
 """
 
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import transaction
 
-from ledger.models import Claim, EvidenceLink, Library, Source
-from research import runner, services
-from research.models import Plan, Run, RunState, StageCheckpoint
+from ledger.models import Library, Source
+from research.bench.library_scoring import NO_READER
+from research.management.benchruns import (
+    UNTIL,
+    bench_user,
+    claims_with_anchors,
+    delete_run,
+    drive_run,
+)
+from research.management.library_bench import LibraryBench, LibraryBenchOptions, read_marks
+from research.models import Run, RunState, StageCheckpoint
 from research.pipeline.claims.bench import (
     AnchorSpan,
     GoldQuestion,
@@ -38,7 +51,6 @@ from research.pipeline.claims.roles import NON_FINDING_ROLES, classify_sentence
 from research.pipeline.verify.scifact import SciFactClaim, SciFactDoc, load_claims, load_corpus
 from research.stages.retrieve import pools_of_checkpoint
 
-UNTIL = {"mining": RunState.COUNTERING, "verifying": RunState.AWAITING_REVIEW}
 FIGURES = (
     "questions",
     "rationale_recall_at_10",
@@ -48,14 +60,23 @@ FIGURES = (
     "method_or_aim_share",
     "wall_s_per_question",
 )
-BENCH_USER = "bench_runs"
 
 
 class Command(BaseCommand):
-    help = "SciFact claims as questions through the planner and pipeline: mining figures."
+    help = (
+        "SciFact claims, or a benchmark library's questions, through the planner and"
+        " pipeline: mining figures."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--scifact", type=Path, required=True)
+        mode = parser.add_mutually_exclusive_group(required=True)
+        mode.add_argument("--scifact", type=Path, help="the SciFact data folder")
+        mode.add_argument(
+            "--library-bench", type=Path, help="a folder of docs/bench/libraries/ (SOURCES.md …)"
+        )
+        parser.add_argument("--docs", default="", help="the library's documents folder")
+        parser.add_argument("--claims-out", type=Path, default=None, help="claim lists (.md)")
+        parser.add_argument("--reader-marks", type=Path, default=None, help="JSON text -> keep")
         parser.add_argument("--split", choices=("train", "dev"), default="train")
         parser.add_argument("--limit", type=int, default=0, help="first N claims with evidence")
         parser.add_argument("--until", choices=tuple(UNTIL), default="mining")
@@ -67,6 +88,9 @@ class Command(BaseCommand):
         from research.providers.embedder import configure_threads
 
         configure_threads()
+        if opts["library_bench"] is not None:
+            self._library_bench(opts)
+            return
         directory: Path = opts["scifact"]
         try:
             claims = [c for c in load_claims(directory, opts["split"]) if c.rationales]
@@ -75,12 +99,12 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         claims = claims[: opts["limit"]] if opts["limit"] else claims
         library = self._library(opts["library"], directory, len(corpus))
-        user = _bench_user()
+        user = bench_user()
         bench = RunsBench()
         details = []
         for n, claim in enumerate(claims, start=1):
             gold = gold_question(claim, corpus, opts["library"])
-            run, wall_s = self._run(user, library, claim.text, UNTIL[opts["until"]])
+            run, wall_s = drive_run(user, library, claim.text, UNTIL[opts["until"]])
             score = score_question(
                 gold, ranked_claims(run), run_sources(run), wall_s, NON_FINDING_ROLES
             )
@@ -117,29 +141,25 @@ class Command(BaseCommand):
         do_import_corpus(list(read_corpus(directory / "corpus.jsonl", name)), name)
         return Library.objects.get(name=name)
 
-    def _run(self, user: Any, library: Library, question: str, until: str) -> tuple[Run, float]:
-        clock = time.perf_counter()
-        try:
-            plan = services.check_create_plan(user, question, library=library)
-            version = plan.current_version
-            assert version is not None
-            run = services.check_start_run(user, plan, version.number, enqueue=False)
-        except services.PlanInvalid as exc:
-            raise CommandError(f"{question!r}: {'; '.join(exc.messages)}") from exc
-        while True:
-            result = runner.step(run.code)
-            if result.state == until or not result.again:
-                break
-        return Run.objects.get(pk=run.pk), time.perf_counter() - clock
-
-
-def _bench_user() -> Any:
-    user, created = get_user_model().objects.get_or_create(username=BENCH_USER)
-    if created:
-        user.set_unusable_password()
-        user.save(update_fields=["password"])
-    user.groups.add(*Group.objects.filter(name=services.RESEARCHER_GROUP))
-    return user
+    def _library_bench(self, opts: dict[str, Any]) -> None:
+        marks = read_marks(opts["reader_marks"]) if opts["reader_marks"] else None
+        options = LibraryBenchOptions(
+            opts["library_bench"], opts["docs"], opts["until"], opts["keep"], marks
+        )
+        bench = LibraryBench(options, self.stderr)
+        figures = bench.run()
+        for key, value in figures.items():
+            self.stdout.write(f"{key}: {value}")
+        if marks is None:
+            self.stdout.write(NO_READER)
+        command = f"manage.py bench_runs --library-bench {opts['library_bench']}"
+        command += f" --until {opts['until']}" + (" --docs …" if opts["docs"] else "")
+        if opts["claims_out"]:
+            opts["claims_out"].write_text(bench.claims_markdown(figures, command), encoding="utf-8")
+        if opts["json"]:
+            payload = {**figures, "library": bench.name, "until": opts["until"]}
+            payload["details"] = bench.details()
+            opts["json"].write_text(json.dumps(payload, indent=1))
 
 
 def gold_question(claim: SciFactClaim, corpus: dict[int, SciFactDoc], library: str) -> GoldQuestion:
@@ -158,18 +178,12 @@ def gold_question(claim: SciFactClaim, corpus: dict[int, SciFactDoc], library: s
 
 def ranked_claims(run: Run) -> list[RankedClaim]:
     out = []
-    links = EvidenceLink.objects.filter(claim__run=run, is_anchor=True).select_related(
-        "snapshot__source"
-    )
-    anchors: dict[int, list[EvidenceLink]] = {}
-    for link in links:
-        anchors.setdefault(link.claim_id, []).append(link)
-    for claim in Claim.objects.filter(run=run).order_by("pk"):
+    for claim, links in claims_with_anchors(run):
         spans = tuple(
             AnchorSpan(link.snapshot.source.canonical_id, link.quote_start, link.quote_end)
-            for link in anchors.get(claim.pk, [])
+            for link in links
         )
-        quote = anchors[claim.pk][0].quote if claim.pk in anchors else claim.text
+        quote = links[0].quote if links else claim.text
         relevance = float(getattr(claim, "relevance", None) or 0.0)
         out.append(RankedClaim(claim.text, relevance, spans, classify_sentence(quote).role))
     return out
@@ -182,11 +196,3 @@ def run_sources(run: Run) -> set[str]:
         for pools in pools_of_checkpoint(cp).values():
             ids |= {hit.source_id for hit in pools.hits()}
     return set(Source.objects.filter(pk__in=ids).values_list("canonical_id", flat=True))
-
-
-def delete_run(run: Run) -> None:
-    """The benchmark's run and its plan, with everything they own."""
-    with transaction.atomic():
-        plan = Plan.objects.get(versions__runs=run)
-        Run.objects.filter(plan_version__plan=plan).delete()
-        plan.delete()
