@@ -110,11 +110,15 @@ def test_it_trains_reproducibly_and_benchmarks_with_the_contract_keys(tmp_path):
         scifact=tmp_path,
         split="train",
         oracle=True,
+        ablation=True,
         json=tmp_path / "bench.json",
         stdout=out,
         stderr=io.StringIO(),
     )
     got = figures(out.getvalue())
+    # One ablation row per hand predicate, the rules checks and align's veto included.
+    assert "without rules negation | " in out.getvalue()
+    assert "without align.support_vetoed | " in out.getvalue()
     assert set(KEYS) <= set(got)
     assert 0.0 <= got["macro_f1"] <= 1.0 and got["claims_per_min"] > 0
     detail = json.loads((tmp_path / "bench.json").read_text())

@@ -9,8 +9,10 @@ and the entailment family's (window, claim) pairs scored per second. ``--out-of-
 scores the committed non-biomedical claims (``tests/fixtures/verify/ood``, SciFact
 format) the same way, always against their own cited articles (oracle). ``--agreement``
 adds each family's own accuracy per gold label and how often two families' errors
-coincide; ``--ablation`` re-scores the same votes with each lexical predicate of the
-verdict path off and each family left out. On ``--split train``
+coincide; ``--ablation`` scores the claims again with each hand predicate of the verdict
+path off (``research.pipeline.verify.bench.ablation_variants``: the aggregate's lexical
+predicates on the same votes, each rules check, align's support veto) and each family
+left out. On ``--split train``
 the learned, align and NLI families score every claim with the cross-validation fold
 model that never saw it, so the figures are out-of-fold, not in-sample
 (``out_of_fold: 1``; the NLI fold models come from ``train_nli --stage folds``). Without
@@ -55,8 +57,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--ablation",
             action="store_true",
-            help="oracle only: also score the same votes with each lexical predicate of the "
-            "verdict path switched off, and with each family left out (one table)",
+            help="oracle only: also score the claims with each hand predicate of the verdict "
+            "path switched off, and with each family left out (one table)",
         )
         parser.add_argument(
             "--agreement",
@@ -173,6 +175,7 @@ class Command(BaseCommand):
             "pass_precision",
             "fail_precision",
             "pass_coverage",
+            "ece",
         )
         self.stdout.write("ablation | " + " | ".join(keys))
         for name, variant in ablation_variants(config).items():

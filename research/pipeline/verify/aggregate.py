@@ -105,6 +105,7 @@ PREDICATES = (
     "qualifier_clash",
     "conflict_cue",
     "contradict_coverage",
+    "claim_type_policy",
 )
 
 
@@ -555,7 +556,7 @@ def _pass_or_hold(
         return
     tally_support = {eid: list(usable[eid].values()) for eid in usable}
     problem = policy_problem(claim, support_items, tally_support, cfg)
-    if problem:
+    if problem and cfg.uses("claim_type_policy"):
         _set(verdict, Status.UNCERTAIN, best.score, f"UNCERTAIN: support found but {problem}.")
         return
     _set(

@@ -420,6 +420,8 @@ class AlignVerifier(LinearFamily):
 
     family = "align"
     name = "align-minilm-words-lr"
+    # :func:`support_vetoed` applies (off only for the ablation of ``bench_verification``).
+    veto = True
 
     def judge(self, claim: ClaimInput, items: Sequence[EvidenceItem]) -> list[Vote]:
         if not items:
@@ -442,7 +444,8 @@ class AlignVerifier(LinearFamily):
         p: NDArray[np.float64],
         feats: AlignFeatures,
     ) -> Vote:
-        decision = model.decide(p, may_support=not support_vetoed(feats.values))
+        vetoed = self.veto and support_vetoed(feats.values)
+        decision = model.decide(p, may_support=not vetoed)
         window = feats.support_window
         if decision.verdict == VoteVerdict.CONTRADICTS:
             window = feats.conflict_window or window

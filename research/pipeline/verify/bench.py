@@ -9,9 +9,10 @@ model that never saw it (out-of-fold), so the figures are not in-sample.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -250,9 +251,17 @@ class MemoVerifier:
 
 
 def ablation_variants(config: VerifyConfig) -> dict[str, VerifyConfig]:
-    """The shipped configuration, then each lexical predicate off, then each family out."""
-    from dataclasses import replace
+    """The shipped configuration, then each hand predicate of the verdict path off, then
+    each family out.
 
+    The hand predicates: the aggregate's lexical predicates (``PREDICATES``, on the same
+    votes), its corroboration of a judging family's low-confidence contradiction by the
+    rules, the quote floor of vote admission, each check of the ``rules`` family
+    (``RULE_CHECKS``), the rules' fixed scores (one score, the credible level, instead)
+    and the ``align`` family's support veto (:func:`~.align.support_vetoed`). Families
+    whose votes do not change are memoised, so every variant reads the same votes.
+    """
+    from research.pipeline.verify.admission import QuotePolicy
     from research.pipeline.verify.aggregate import PREDICATES
 
     memo = tuple(MemoVerifier(v) for v in config.verifiers)
@@ -263,7 +272,40 @@ def ablation_variants(config: VerifyConfig) -> dict[str, VerifyConfig]:
         variants[f"without {predicate}"] = replace(shipped, aggregate=aggregate)
     every = replace(config.aggregate, without=frozenset(PREDICATES))
     variants["without every predicate"] = replace(shipped, aggregate=every)
+    lone = replace(config.aggregate, corroborated_contradictions=False)
+    variants["without corroborated_contradictions"] = replace(shipped, aggregate=lone)
+    floor = QuotePolicy(min_chars=0, min_content_words=0)
+    variants["without the quote floor"] = replace(shipped, quotes=floor)
+    variants |= _verifier_variants(config, shipped)
     for family in sorted({v.family for v in memo}):
         kept = tuple(v for v in memo if v.family != family)
         variants[f"without family {family}"] = replace(shipped, verifiers=kept)
+    return variants
+
+
+def _verifier_variants(config: VerifyConfig, shipped: VerifyConfig) -> dict[str, VerifyConfig]:
+    """The variants that change a family's own votes: each rules check off, the rules at
+    one score, align without its support veto (each in place of the shipped family)."""
+    from research.pipeline.verify.align import AlignVerifier
+    from research.pipeline.verify.rules import RULE_CHECKS, RulesVerifier
+
+    def swap(index: int, verifier: Any) -> VerifyConfig:
+        verifiers = list(shipped.verifiers)
+        verifiers[index] = verifier
+        return replace(shipped, verifiers=tuple(verifiers))
+
+    variants: dict[str, VerifyConfig] = {}
+    for i, verifier in enumerate(config.verifiers):
+        if isinstance(verifier, RulesVerifier):
+            base = verifier.config
+            for check in RULE_CHECKS:
+                rules = RulesVerifier(replace(base, without=frozenset({check})))
+                variants[f"without rules {check}"] = swap(i, rules)
+            credible = config.aggregate.min_contradict_score
+            flat = replace(base, contradiction_score=credible, clash_score=credible)
+            variants[f"rules at one score ({credible})"] = swap(i, RulesVerifier(flat))
+        elif isinstance(verifier, AlignVerifier):
+            unvetoed = copy.copy(verifier)
+            unvetoed.veto = False
+            variants["without align.support_vetoed"] = swap(i, MemoVerifier(unvetoed))
     return variants

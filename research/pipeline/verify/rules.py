@@ -25,12 +25,20 @@ from research.pipeline.text import (
 from research.pipeline.verify.features import item_sentences, polarity
 from research.pipeline.verify.records import ClaimInput, EvidenceItem, Flag, Vote, VoteVerdict
 
+# The checks of this family that an ablation can switch off (``bench_verification
+# --ablation``); the product runs with all of them.
+RULE_CHECKS = ("scope", "numbers", "negation", "direction", "antonym", "hedging")
+
 
 @dataclass(frozen=True)
 class RulesConfig:
     on_topic: float = 0.6  # share of claim content words a sentence must cover to be compared
     contradiction_score: float = 0.75
     clash_score: float = 0.6
+    without: frozenset[str] = frozenset()  # names in ``RULE_CHECKS``, for the ablation
+
+    def uses(self, check: str) -> bool:
+        return check not in self.without
 
 
 @dataclass(frozen=True)
@@ -95,6 +103,8 @@ def check(claim: ClaimInput, passage: str, sentence: str, cov: float, cfg: Rules
 def _scope(
     claim: ClaimInput, passage: str, sentence: str, cov: float, cfg: RulesConfig
 ) -> Finding | None:
+    if not cfg.uses("scope"):
+        return None
     if not sentence:
         return Finding(VoteVerdict.INSUFFICIENT, 1.0, "the passage has no quotable sentence")
     flat = _flat(passage)
@@ -127,7 +137,7 @@ def _numbers(
     claim: ClaimInput, passage: str, sentence: str, cov: float, cfg: RulesConfig
 ) -> Finding | None:
     claimed = quantities(claim.text)
-    if not claimed or cov < cfg.on_topic:
+    if not claimed or cov < cfg.on_topic or not cfg.uses("numbers"):
         return None
     found = quantities(passage)
     for q in claimed:
@@ -162,20 +172,20 @@ def _polarity(
     if cov < cfg.on_topic:
         return None
     score = cfg.clash_score + (cfg.contradiction_score - cfg.clash_score) * cov
-    if negated(claim.text) != negated(sentence):
+    if cfg.uses("negation") and negated(claim.text) != negated(sentence):
         which = "the claim" if negated(claim.text) else "the evidence"
         return Finding(
             VoteVerdict.CONTRADICTS,
             score,
             f"negation mismatch: only {which} is negated, over {cov:.0%} shared terms",
         )
-    if polarity(claim.text) * polarity(sentence) < 0:
+    if cfg.uses("direction") and polarity(claim.text) * polarity(sentence) < 0:
         return Finding(
             VoteVerdict.CONTRADICTS,
             score,
             "direction mismatch: the claim and the evidence state opposite effects",
         )
-    clash = antonym_clash(claim.text, sentence)
+    clash = antonym_clash(claim.text, sentence) if cfg.uses("antonym") else []
     if clash:
         a, b = clash[0]
         return Finding(
@@ -190,7 +200,7 @@ def _hedging(
     claim: ClaimInput, passage: str, sentence: str, cov: float, cfg: RulesConfig
 ) -> Finding | None:
     evidence_hedges = sorted(set(hedges(sentence)) - set(hedges(claim.text)))
-    if cov < cfg.on_topic or not evidence_hedges:
+    if cov < cfg.on_topic or not evidence_hedges or not cfg.uses("hedging"):
         return None
     return Finding(
         VoteVerdict.INSUFFICIENT,
