@@ -475,6 +475,10 @@ def _identity(doc: DocumentInput, raw_sha: str) -> str:
 # --- 2. classify -----------------------------------------------------------------------
 
 
+# One writer at a time per identity (a transaction-scoped advisory lock on its hash).
+IDENTITY_LOCK = "SELECT pg_advisory_xact_lock(hashtext('ledger_source_identity'), hashtext(%s))"
+
+
 def _classify(prepared: list[_Prepared]) -> list[_Prepared]:
     """Mark unchanged and duplicate documents; return those needing a new snapshot.
 
@@ -583,6 +587,7 @@ def _title(item: _Prepared) -> str:
 def _write(
     prepared: list[_Prepared], fresh: list[_Prepared], library: Library | None, model: str
 ) -> None:
+    fresh = _hold_identities(fresh)
     new_sources = [item for item in fresh if item.result.source_id is None]
     _create_sources(new_sources)
     _create_snapshots(fresh)
@@ -597,6 +602,34 @@ def _write(
             [through(source_id=sid, library_id=library.pk) for sid in sorted(ids)],
             ignore_conflicts=True,
         )
+
+
+def _hold_identities(fresh: list[_Prepared]) -> list[_Prepared]:
+    """Hold each fresh document's identity until this transaction ends, then look again:
+    what another ingest stored since :func:`_classify` looked (two uploads of one new file
+    overlapping) is taken as stored, not inserted a second time. Returns what is still
+    fresh. The locks are taken in one order (sorted ids), so two writers never deadlock."""
+    ids = sorted({item.result.canonical_id for item in fresh})
+    if not ids:
+        return fresh
+    with connection.cursor() as cursor:
+        for cid in ids:
+            cursor.execute(IDENTITY_LOCK, [cid])
+    rows = Source.objects.filter(canonical_id__in=ids).values_list("canonical_id", "id", "cluster")
+    stored = {cid: (pk, cluster) for cid, pk, cluster in rows}
+    raws = _snapshots_by_raw([pk for pk, _ in stored.values()], [i.raw_sha for i in fresh])
+    still: list[_Prepared] = []
+    for item in fresh:
+        result = item.result
+        if result.source_id is None and result.canonical_id in stored:
+            result.source_id, result.cluster = stored[result.canonical_id]
+            result.status = "new_snapshot"
+        snapshot_id = raws.get((result.source_id, item.raw_sha)) if result.source_id else None
+        if snapshot_id is not None:
+            result.status, result.snapshot_id = "unchanged", snapshot_id
+        else:
+            still.append(item)
+    return still
 
 
 def _create_sources(items: list[_Prepared]) -> None:

@@ -207,3 +207,31 @@ def test_it_shows_the_time_left_on_the_upload_page(client, author):
     assert "left</span>" in page
     do_ingest_uploads(batch)
     assert "left</span>" not in client.get(f"/library/uploads/{batch}/").content.decode()
+
+
+def test_an_identity_another_ingest_stored_meanwhile_is_taken_not_inserted_twice(monkeypatch):
+    """Two uploads of the same new file overlapping (a user's upload beside a benchmark's
+    ingest of the same library) crashed one of them with an IntegrityError on
+    Source.canonical_id: each looked the identity up, found nothing, and both inserted it.
+    The write holds the identity and looks again: the later one finds it stored."""
+    from ledger.models import Source
+    from ledger.services import ingest
+
+    library = Library.objects.create(name="Race")
+    doc = DocumentInput(raw=b"# Guide\n\nShared code saves money.\n", filename="guide.md")
+    classify = ingest._classify
+
+    def classify_then_lose_the_race(prepared):
+        fresh = classify(prepared)  # this ingest found nothing stored: the file is new
+        monkeypatch.setattr(ingest, "_classify", classify)
+        [other] = ingest_documents([doc], library)  # another ingest stores it first
+        assert other.status == "added"
+        return fresh
+
+    monkeypatch.setattr(ingest, "_classify", classify_then_lose_the_race)
+    [result] = ingest_documents([doc], library)
+
+    assert result.status == "unchanged"
+    assert Source.objects.filter(canonical_id=result.canonical_id).count() == 1
+    assert Passage.objects.filter(snapshot__source__canonical_id=result.canonical_id).count() > 0
+    assert result.snapshot_id is not None
