@@ -53,7 +53,7 @@ def _bare(text: str) -> str:
 def _relative_sentences(passage: Passage) -> tuple[tuple[int, int], ...]:
     """Sentence spans relative to the passage text, without the document's title line.
 
-    A title ("Meta-analysis of vitamin D and fracture risk") is a label, not a
+    A title ("Meta-analysis of tariffs and import prices") is a label, not a
     proposition: mining it would make a claim no evidence can support or refute.
     """
     title = _bare(passage.source.title)

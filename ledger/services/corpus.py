@@ -128,7 +128,7 @@ def read_corpus(
     if fmt == "folder":
         yield from _read_folder(path)
         return
-    kind = source_type or (SourceType.PAPER if fmt == "scifact" or "scifact" in name else "other")
+    kind = source_type or (SourceType.PAPER if fmt == "scifact" else "other")
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             if not raw.strip():

@@ -5,8 +5,8 @@ else, so a rejected or unreviewed claim cannot reach it. Offline and determinist
 
 1. **bears on the question** — a capsule's approved text names every content word of
    the question's intervention (the planner's reading of "Does X <verb> Y?", e.g.
-   "vitamin D supplementation") and at least one content word of its outcome other than
-   a measure word ("risk", "rate": "fractures or falls"); the others are context; when
+   "minimum wage increases") and at least one content word of its outcome other than
+   a measure word ("risk", "rate": "defaults or evictions"); the others are context; when
    the question names a specific population ("patients with heart failure"), the finding
    or the title or stated population of a source it cites must name it too, else it is
    indirect evidence: reported, not counted;

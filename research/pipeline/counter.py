@@ -44,10 +44,11 @@ class CounterQuery:
 def topic(text: str, entities: Sequence[str] = (), limit: int = 6) -> str:
     """The claim's key terms: entities first, then content words, without direction words.
 
-    One- and two-letter entities ("D" of "vitamin D", "OH" of "25(OH)D") say nothing on
-    their own and are left out; a content word already inside an entity is not repeated.
+    An entity is a term on the terms of a content word: a lone letter ("A" of "group A")
+    says nothing on its own and is left out; a content word already inside an entity is
+    not repeated.
     """
-    terms: list[str] = [e for e in entities if len(e) > 2 or any(c.isdigit() for c in e)]
+    terms: list[str] = [e for e in entities if len(e) > 1]
     taken = {word.lower() for term in terms for word in term.split()}
     for w in content_words(text):
         if w not in UP_WORDS and w not in DOWN_WORDS and w.lower() not in taken:

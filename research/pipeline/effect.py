@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from research.pipeline.text import EFFECT_VERB_OPPOSITES, FOR_COMPLEMENT_NOUNS
 
-# Where an outcome ends and its population begins: "fractures in older adults".
+# Where an outcome ends and its population begins: "absences in older pupils".
 POPULATION_MARKERS = (" in ", " among ", " for ", " of patients with ")
 # Where an outcome ends and what X is compared with begins: "runtime errors compared with
 # JavaScript". The comparator runs to the population marker or the end.
@@ -126,7 +126,7 @@ class Effect:
 
     exposure: str  # X: "minimum wage increases"
     verb: str  # lower case, as written: "reduce", "associated with"; "on" for "effect of X on Y"
-    outcome: str  # Y without its population: "the risk of fractures or falls"
+    outcome: str  # Y without its population: "the rate of defaults or evictions"
     population: str = ""  # Z: "older adults"
     comparator: str = ""  # what X is compared with: "JavaScript", "placebo"
     aux: str = ""  # the question's auxiliary, lower case ("do", "does", "can"); '' when none

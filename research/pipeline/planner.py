@@ -254,7 +254,7 @@ _SINGULAR_AUX = frozenset(["does", "is", "was", "has"])
 
 def _is_plural(exposure: str, verb: str, aux: str) -> bool:
     """Whether X takes a plural verb: from the auxiliary ("Do X …", "Does X …"), a clause's
-    own verb ("whether statins reduce"), else X's last word ("carbon taxes")."""
+    own verb ("whether tariffs reduce"), else X's last word ("carbon taxes")."""
     if aux in _PLURAL_AUX or aux in _SINGULAR_AUX:
         return aux in _PLURAL_AUX
     if not aux and verb not in NOMINAL_VERBS and verb not in ASSOCIATIONS:

@@ -118,7 +118,7 @@ UP_WORDS = _wordset(
     upregulates upregulated upregulation induce induces induced inducing activate
     activates activated activation stimulate stimulates stimulated accelerate
     accelerates accelerated boost boosts boosted augment augments augmented gain gains
-    exacerbate exacerbates exacerbated worsens worsened rise rises rose risen
+    exacerbate exacerbates exacerbated worsens worsened rise rises rose risen grew
     """
 )
 DOWN_WORDS = _wordset(
@@ -130,10 +130,10 @@ DOWN_WORDS = _wordset(
     attenuate attenuates attenuated block blocks blocked prevent prevents prevented
     preventing slow slows slowed decline declines declined drop drops dropped loss lose
     loses lost weaken weakens weakened protect protects protected alleviate alleviates
-    alleviated
+    alleviated fell fallen
     """
 )
-# Words that say how an outcome is measured, not what it is ("the risk of fractures"):
+# Words that say how an outcome is measured, not what it is ("the risk of default"):
 # the report's bottom line needs a finding to name the outcome itself.
 MEASURE_WORDS = _wordset(
     """
@@ -145,7 +145,7 @@ MEASURE_WORDS = _wordset(
 # A claim's opposite for its negation counter query (``research.pipeline.counter.negate``):
 # the first of these words in the claim is swapped.
 # Nouns whose "for" belongs to an effect question's outcome ("the need for surgery", "the
-# risk for fractures", "demand for petrol"), not a population (research.pipeline.effect).
+# risk for default", "demand for petrol"), not a population (research.pipeline.effect).
 FOR_COMPLEMENT_NOUNS = _wordset(
     """need needs demand demands risk risks time times cost costs support preference
     preferences eligibility requirement requirements request requests search capacity
@@ -186,10 +186,10 @@ POPULATION_GENERIC = PEOPLE_NOUNS | _wordset(
 # effect plan (research.pipeline.planner.field_register).
 FIELD_CUES = {
     "clinical": _wordset(
-        """patient clinical disease therap treatment drug dose dosage supplement vitamin
+        """patient clinical disease therap treatment drug dose dosage supplement
         cancer tumor tumour mortality infection vaccin symptom placebo pregnan diabet
-        cardiovascular heart stroke blood surgery surgical medication statin obesity
-        depressi anxiety dementia fracture falls pain hospital insulin cholesterol
+        cardiovascular heart stroke blood surgery surgical medication obesity
+        depressi anxiety dementia pain hospital insulin cholesterol
         hypertension asthma hiv covid virus bone muscle kidney liver nutrition diet
         smoking alcohol sleep exercise"""
     ),

@@ -44,7 +44,7 @@ logger = logging.getLogger(__name__)
 RECIPE = "st-trace-opset17-fuse-q8pc-v1"  # bump when the steps above change
 MIN_COSINE = {True: 0.98, False: 0.9999}  # int8 / float32 against the exact model
 CHECK_SENTENCES = (
-    "Vitamin D supplementation reduced the risk of hip fractures in adults over 65.",
+    "Daily aspirin reduced the risk of a second stroke in adults over 65 in the trial.",
     "The p53 protein arrests the cell cycle after DNA damage.",
     "Green tea contains catechins and caffeine.",
     "Interest rates rose sharply after the central bank meeting; bond yields followed.",

@@ -288,7 +288,7 @@ _CLAUSE_WORDS = _words(
     "led showed found suggest suggests suggested"
 )
 # A phrase opening with a pronoun or a measure names nothing the table can show
-# ("these concentrations"; "The number of nonvertebral fractures" is an outcome).
+# ("these concentrations"; "The number of loan defaults" is an outcome).
 _UNRESOLVED = _words("this these those that it they such its their")
 _MEASURE_HEAD = _words("number risk rate incidence proportion odds level levels")
 

@@ -94,7 +94,7 @@ def identifier(source: Source, library: str = "") -> str:
     corpus, doc_id = str(meta.get("corpus") or ""), meta.get("doc_id")
     held = f"{library} library" if library else "uploaded"
     if corpus and doc_id and not corpus.startswith(UPLOADED_CORPUS):
-        return f"{_corpus_name(corpus)} corpus, document {doc_id}"
+        return f"{corpus} corpus, document {doc_id}"
     if doc_id:
         return f"{held}, document {doc_id}"
     if _file(meta):
@@ -105,10 +105,6 @@ def identifier(source: Source, library: str = "") -> str:
 def _file(meta: dict[str, Any]) -> str:
     """An uploaded file's name without the folders a browser may send with it."""
     return str(meta.get("filename") or "").replace("\\", "/").rsplit("/", 1)[-1]
-
-
-def _corpus_name(corpus: str) -> str:
-    return {"scifact": "SciFact"}.get(corpus.lower(), corpus)
 
 
 def author_name(author: Any) -> str:

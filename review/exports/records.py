@@ -448,8 +448,8 @@ class ReportDocument(Record):
         own words, never a claim's), source titles, and the
         plan's own words (question, scope, subquestions, queries), and the sentences the
         report writes from those alone (the bottom line's templated counts over the
-        question's words, what would answer a gap): "an effect of vitamin D
-        supplementation on …" is the report's wording even where a rejected claim shares
+        question's words, what would answer a gap): "an effect of minimum wage
+        increases on …" is the report's wording even where a rejected claim shares
         six words of it."""
         strings = [self.header.title, self.appendix_d.question, self.appendix_d.scope]
         lines = [self.answer.question] if self.answer.question else []

@@ -129,23 +129,6 @@ def test_it_finds_inline_labels_and_drops_fragments_and_boilerplate():
     assert classify_sentence("Does vitamin D prevent falls?").role == "question"
 
 
-def test_it_cuts_a_sentence_the_splitter_kept_whole_after_a_one_letter_word():
-    from research.pipeline.claims import PassageInput
-    from research.pipeline.claims.mine import labelled_spans
-
-    text = (
-        "Intakes were plotted against serum 25-hydroxyvitamin D. Medians of these values were "
-        "determined. Levels rose to 75 nmol/L. The trial was led by J. Smith and colleagues."
-    )
-    spans = [text[a:b] for a, b, _ in labelled_spans(PassageInput("p", text, "f"))]
-    assert spans == [
-        "Intakes were plotted against serum 25-hydroxyvitamin D.",
-        "Medians of these values were determined.",
-        "Levels rose to 75 nmol/L.",
-        "The trial was led by J. Smith and colleagues.",
-    ]
-
-
 def test_it_profiles_a_source_design_and_population():
     rct = profile_source(
         "Vitamin D and falls",

@@ -176,6 +176,19 @@ def test_it_reads_every_malformed_line_as_a_corpus_error():
                 list(read_corpus(path, "x"))
 
 
+def test_it_types_sources_by_the_corpus_format_never_by_its_name(tmp_path):
+    from ledger.services.corpus import read_corpus
+
+    beir = _write_beir(tmp_path / "papers-beir", DOCS)
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(_scifact_line(d)) + "\n" for d in DOCS))
+
+    assert {d.source_type for d in read_corpus(beir, "papers")} == {"other"}
+    assert {d.source_type for d in read_corpus(folder / "corpus.jsonl", "notes")} == {"paper"}
+    assert {d.source_type for d in read_corpus(beir, "papers", "paper")} == {"paper"}
+
+
 def test_it_imports_into_a_public_library_or_one_private_to_an_owner(tmp_path, author):
     public = _run(_write_beir(tmp_path / "open-beir", DOCS))
     assert "(public: every signed-in user reads it)" in public

@@ -76,7 +76,7 @@ UNKNOWN: dict[str, Any] = {
     "published_date": "",
     "year": "",
     "venue": "",
-    "identifier": "SciFact corpus, document 4462079",
+    "identifier": "scifact corpus, document 4462079",
 }
 UNKNOWN_ENTRY = BibEntry(**UNKNOWN, reference=reference_text(**UNKNOWN))
 
@@ -84,14 +84,14 @@ UNKNOWN_ENTRY = BibEntry(**UNKNOWN, reference=reference_text(**UNKNOWN))
 def test_it_says_what_the_metadata_does_not_have_instead_of_inventing_it():
     assert UNKNOWN_ENTRY.reference == (
         "Authors unknown (year unknown). Estimation of optimal serum concentrations of "
-        "25-hydroxyvitamin D. Venue unknown. SciFact corpus, document 4462079."
+        "25-hydroxyvitamin D. Venue unknown. scifact corpus, document 4462079."
     )
     entry = bibtex([UNKNOWN_ENTRY])
     assert "author =" not in entry and "year =" not in entry and "journal =" not in entry
-    assert "note = {SciFact corpus, document 4462079; authors, year and venue not in the " in entry
+    assert "note = {scifact corpus, document 4462079; authors, year and venue not in the " in entry
     [item] = json.loads(csl_json([UNKNOWN_ENTRY]))
     assert "author" not in item and "issued" not in item and "container-title" not in item
-    assert item["note"].startswith("SciFact corpus, document 4462079; authors, year and venue")
+    assert item["note"].startswith("scifact corpus, document 4462079; authors, year and venue")
 
 
 def test_it_shortens_a_long_author_list_in_print_only():

@@ -83,7 +83,7 @@ _CONNECTORS = frozenset({"of", "de", "van", "von", "der", "la"})
 
 
 def _is_name(token: str) -> bool:
-    """Capitalized, an acronym, mixed case (SciFact, mRNA) or a gene-like id (IL-18)."""
+    """Capitalized, an acronym, mixed case (GitHub, mRNA) or a gene-like id (IL-18)."""
     return (
         token[0].isupper()
         or any(c.isupper() for c in token[1:])

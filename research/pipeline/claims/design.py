@@ -139,7 +139,7 @@ _IN_VITRO = re.compile(
 _HUMAN = re.compile(
     r"\b(patients?|participants?|subjects|volunteers|women|men|adults?|children|infants|"
     r"adolescents|persons|people|individuals|residents|respondents|veterans|population|"
-    r"elderly|nursing homes?|community-dwelling|outpatients|inpatients)\b",
+    r"elderly|outpatients|inpatients)\b",
     re.I,
 )
 # Ages as stated: "aged 20-40 y", "65 years or older", "over 60", "mean age, 66 years".
@@ -159,11 +159,13 @@ _AGE_MEAN = re.compile(
     r"(?:y\b|yr|years?)?",
     re.I,
 )
+# A group of people with its qualifiers: words of age or health, or any hyphenated
+# compound ("low-income", "school-age", "treatment-naive"): "healthy young adults".
 _GROUP = re.compile(
-    r"\b((?:community-dwelling |institutionali[sz]ed |frail |healthy |postmenopausal |"
-    r"pregnant |older |elderly |young |middle-aged )*(?:adults|women|men|children|infants|"
-    r"adolescents|elderly (?:people|persons|patients)|older (?:people|persons|patients)|"
-    r"patients with [\w' -]{3,40}?|residents|nursing home residents|newborns|neonates))\b",
+    r"\b((?:[a-z]+-[a-z]+ |healthy |pregnant |older |elderly |young |younger )*(?:adults|"
+    r"women|men|children|infants|adolescents|elderly (?:people|persons|patients)|"
+    r"older (?:people|persons|patients)|patients with [\w' -]{3,40}?|residents|newborns|"
+    r"neonates))\b",
     re.I,
 )
 

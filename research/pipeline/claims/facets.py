@@ -86,8 +86,8 @@ _STOP = re.compile(
 )
 _POPULATION = re.compile(
     r"\b(?:in|among|of|for)\s+(?P<who>(?:(?:a|an|the|\d[\d,]*|all|healthy|older|younger|"
-    r"elderly|young|adult|postmenopausal|pregnant|community-dwelling|frail|obese|"
-    r"institutionali[sz]ed|male|female|white|black|[A-Z][a-z]+)\s+){0,5}(?:patients|"
+    r"elderly|young|adult|pregnant|obese|male|female|white|black|[a-z]+-[a-z]+|[A-Z][a-z]+)"
+    r"\s+){0,5}(?:patients|"
     r"women|men|adults|children|infants|adolescents|participants|subjects|people|persons|"
     r"individuals|residents|volunteers|mice|rats|animals|cells|users|firms|households|"
     r"companies|students|workers|countries)(?:\s+(?:with|aged|over|older than|who)\s+"

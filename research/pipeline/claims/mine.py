@@ -1,7 +1,7 @@
 """Rule-based candidate claims: findings from evidence passages, anchored to sentences.
 
 1. Split each passage into sentences (given offsets, else :func:`split_sentences`) and cut
-   them at inline structure labels ("… vitamin D.   OBJECTIVE We aimed …"), each with the
+   them at inline structure labels ("… in mice.   OBJECTIVE We aimed …"), each with the
    label in force (:func:`labelled_spans`).
 2. Give each sentence a role (:mod:`research.pipeline.claims.roles`): results,
    conclusions and plain statements are proposed; methods, designs, aims, background,
@@ -249,7 +249,7 @@ def split_coordination(sentence: str) -> list[str]:
         lead = _leading_adverbs(tokens)
         if lead and lead < len(tokens) and is_verb(tokens[lead]):
             # "…, but only moderately reduce CVD mortality": no subject of its own, and the
-            # first clause's may sit behind a frame ("evidence suggests that … statins"):
+            # first clause's may sit behind a frame ("evidence suggests that … tariffs"):
             # kept whole rather than split into a sentence without a subject.
             clauses[-1] = current + sep + piece
         elif _first_verb(current.split()) > 0 and _first_verb(tokens) > 0:
@@ -319,36 +319,15 @@ def _spans(passage: PassageInput) -> list[tuple[int, int]]:
     return list(passage.sentences) or split_sentences(passage.text)
 
 
-# A sentence the splitter kept whole because it ends in a one-letter word ("vitamin D.",
-# "nmol/L.") that is not an initial: a capitalised word starts a new sentence after it.
-_LETTER_END = re.compile(
-    r"(?:(?<=\s[A-Z])|(?<=/[A-Z]))(?<!by [A-Z])(?<!and [A-Z])(?<!of [A-Z])(?<!Dr [A-Z])"
-    r"\.\s+(?=[A-Z][a-z]+\s)"
-)
-
-
-def _letter_split(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    spans: list[tuple[int, int]] = []
-    cursor = start
-    for match in _LETTER_END.finditer(text, start, end):
-        spans.append((cursor, match.start() + 1))
-        cursor = match.end()
-    spans.append((cursor, end))
-    return [s for a, b in spans if (s := trim_span(text, a, b))]
-
-
 def labelled_spans(passage: PassageInput) -> list[tuple[int, int, str]]:
     """The passage's sentences, cut at inline structure labels, each with the label in force.
 
     A label ("RESULTS", "Conclusions:") that a sentence span holds is cut out of it: the
-    text before it keeps the earlier label, the text after it is under the new one. A span
-    the splitter kept whole after a one-letter word ("… vitamin D. Medians were …") is cut
-    there too.
+    text before it keeps the earlier label, the text after it is under the new one.
     """
     label = passage.label
     out: list[tuple[int, int, str]] = []
-    spans = [s for a, b in _spans(passage) for s in _letter_split(passage.text, a, b)]
-    for start, end in spans:
+    for start, end in _spans(passage):
         cursor = start
         for found in label_spans(passage.text, start, end):
             if found.start > cursor and (span := trim_span(passage.text, cursor, found.start)):

@@ -1,7 +1,7 @@
 """What a question asks an effect *on*, and whether a candidate finding names it.
 
-A finding can name a question's intervention or exposure and still not answer it: "vitamin
-D … lower incidence of colorectal cancer" says nothing about fractures or falls. This
+A finding can name a question's intervention or exposure and still not answer it: "a
+minimum wage … lower rates of teen smoking" says nothing about employment or hours. This
 module reads the question (and each subquestion) into its exposure and its **outcomes**,
 and tells whether a sentence names one of them.
 
@@ -10,7 +10,7 @@ offline planner reads them with (:func:`research.pipeline.effect.parse_effect`: 
 reduce Y [in Z]?", "How does X affect Y?", "…whether X reduces Y", "Is X associated with
 Y?", "the effect of X on Y"; a statement is not read). Y is cut at its population ("in
 older adults", "among teenagers"), split into alternatives
-("fractures or falls" → fractures, falls; "cognitive decline and dementia"), and stripped of
+("employment or hours" → employment, hours; "cognitive decline and dementia"), and stripped of
 measure words ("the risk of", "incidence", "rates": :data:`text.MEASURE_WORDS`).
 
 :func:`outcome_focus` decides what a subquestion's candidates must name: the question's
@@ -22,7 +22,7 @@ another outcome (:func:`other_outcome`: "the incidence of colorectal cancer", "�
 with reduced mortality") is off-outcome.
 
 :func:`match_outcomes` says whether (and how) a sentence or its source's title names an
-outcome: a word with the outcome's stem ("fractured", "falling"), at least half the
+outcome: a word with the outcome's stem ("employed", "hourly"), at least half the
 alternative's terms by idf weight, the title when the sentence reports no other outcome, or
 a word whose embedding is within :data:`OUTCOME_COSINE` of the alternative or its head noun
 ("jobs" for "employment"; words of the exposure and direction verbs such as "fell" never
@@ -52,10 +52,9 @@ from research.pipeline.text import (
 
 Encode = Callable[[list[str]], NDArray[np.float32]]
 # A word this close (cosine) to an outcome or its head noun names it in other words. Set by
-# reading word pairs of three domains with the shipped all-MiniLM-L6-v2: fallers ≈ falls
-# 0.65, injuries ≈ fractures 0.63, delay ≈ latency 0.65, jobs ≈ employment 0.78 are in;
-# bone ≈ fractures 0.60, survival ≈ mortality 0.60, cancer ≈ fractures 0.27 are out; workers
-# ≈ employment 0.64 is a known lenient match (docs/bench/vitamin-d-claims.md).
+# reading word pairs of three domains with the shipped all-MiniLM-L6-v2: delay ≈ latency
+# 0.65, jobs ≈ employment 0.78 are in; survival ≈ mortality 0.60 is out; workers ≈
+# employment 0.64 is a known lenient match (the clinical run's record in docs/bench/).
 OUTCOME_COSINE = 0.62
 _SPLIT = re.compile(r",\s*(?:and\s+|or\s+)?|\s+(?:and/or|or|and|nor)\s+|\s*/\s*")
 _THE = re.compile(r"^(?:the|a|an|any|their|its|his|her|our)\s+", re.IGNORECASE)
@@ -66,10 +65,9 @@ _MEASURE_OF = re.compile(
     re.IGNORECASE,
 )
 _OUTCOME_STOP = frozenset({*STOPWORDS, *MEASURE_WORDS})
-# Words that never name an outcome in a candidate sentence: "fell" is not "falls".
-_NOT_OUTCOME = frozenset(
-    {*_OUTCOME_STOP, *UP_WORDS, *DOWN_WORDS, "fell", "fallen", "rose", "risen", "grew", "grown"}
-)
+# Measure and direction words never name an outcome in a candidate sentence, however close
+# their embedding: "prices rose" reports a direction, not an outcome.
+_NOT_OUTCOME = frozenset({*_OUTCOME_STOP, *UP_WORDS, *DOWN_WORDS})
 # Words of an effect phrase that name a relation, not what it is on.
 _RELATION = frozenset(
     [
@@ -99,8 +97,8 @@ class Aim:
     """What an effect-shaped question asks: X's effect on Y (its alternatives)."""
 
     exposure: str
-    outcome: str  # as written, without the population ("the risk of fractures or falls")
-    outcomes: tuple[str, ...]  # the alternatives, measure words stripped ("fractures", "falls")
+    outcome: str  # as written, without the population ("the rate of defaults or evictions")
+    outcomes: tuple[str, ...]  # the alternatives, measure words stripped ("defaults", "evictions")
 
 
 @dataclass(frozen=True)
@@ -122,7 +120,7 @@ class OutcomeMatch:
     """How a candidate names an outcome ('' in ``how`` when it does not)."""
 
     named: bool
-    how: str = ""  # "fractures", "title: falls", "jobs ≈ employment (0.71)"
+    how: str = ""  # "defaults", "title: evictions", "jobs ≈ employment (0.71)"
     other: str = ""  # another outcome it reports a measure of ("colorectal cancer")
 
 
@@ -137,8 +135,8 @@ def parse_aim(text: str) -> Aim | None:
 
 
 def alternatives(outcome: str) -> tuple[str, ...]:
-    """The outcome's alternatives without articles and measure words: "the risk of fractures
-    or falls" → ("fractures", "falls"); "fracture risk" → ("fracture",)."""
+    """The outcome's alternatives without articles and measure words: "the rate of defaults
+    or evictions" → ("defaults", "evictions"); "default risk" → ("default",)."""
     text = re.sub(r"\b(?:the\s+)?(?:\w+\s+)?(?:of|for)\s+developing\s+", "", outcome, flags=re.I)
     out: list[str] = []
     for part in _SPLIT.split(text):
@@ -179,7 +177,7 @@ def _stems(text: str) -> set[str]:
 
 
 def _head(phrase: str) -> str:
-    """The phrase's head noun: its last content word ("hip fracture" → "fracture")."""
+    """The phrase's head noun: its last content word ("loan default" → "default")."""
     words = [w for w in content_words(phrase) if w not in _OUTCOME_STOP]
     return words[-1] if words else ""
 
@@ -207,7 +205,7 @@ def other_outcome(text: str, alts: tuple[str, ...], exposure: set[str]) -> str:
     """Another outcome the sentence reports instead of the ones asked: what it reports a
     measure of ("the risk of colorectal cancer"), else what its effect phrase acts on
     ("… was associated with reduced mortality"); never the exposure itself ("levels of
-    25(OH)D", "an increase in the recommended intake of vitamin D"), a number or one of
+    serum ferritin", "an increase in the recommended intake of iron"), a number or one of
     ``alts``. '' when there is none."""
     found = [m["what"] for m in _MEASURE_OF.finditer(text)] + [facets(text).outcome]
     for phrase in found:

@@ -10,29 +10,30 @@ interpretable parts, each in [0, 1]:
   contains, each term weighted by its inverse document frequency in the library (rare
   words such as a drug's name weigh more than "risk" or "adults");
 * ``subject`` — the share of the question's *subject* terms (the intervention, exposure or
-  thing asked about: "vitamin D supplementation" in "Does vitamin D supplementation reduce
+  thing asked about: "minimum wage increases" in "Do minimum wage increases reduce
   …") found in the sentence, or, at half weight, in its source's title: a finding about
-  statins and fractures does not answer a question about vitamin D; for an effect question
-  the geometric mean of that and the same share of its *outcome* terms ("risk of fractures
-  or falls"), so vitamin D and mortality does not answer it either;
+  tax credits and employment does not answer a question about minimum wages; for an effect
+  question the geometric mean of that and the same share of its *outcome* terms ("rate of
+  employment or hours"), so minimum wages and prices do not answer it either;
 * ``context`` — the cosine of the source's title to the question (a result sentence
   often leaves its subject to the title).
 
 For an effect question a candidate must also *name the subject* — one of its words in the
 sentence or the title, or a sentence or title whose embedding is within
-``SUBJECT_COSINE`` of the subject phrase ("cholecalciferol" for "vitamin D"). One that
-does not (``names_subject`` false) is off-topic whatever its score: benzodiazepines and
-falls do not answer a question about vitamin D and falls.
+``SUBJECT_COSINE`` of the subject phrase ("pay floor" for "minimum wage"). One that
+does not (``names_subject`` false) is off-topic whatever its score: tax credits and
+employment do not answer a question about minimum wages and employment.
 
 When the question or the subquestion asks about an effect on something (an
 :class:`~research.pipeline.claims.outcome.OutcomeFocus`), each candidate is also checked
 for *naming an outcome* (:func:`~research.pipeline.claims.outcome.match_outcomes`):
-``names_outcome`` false makes it off-outcome — vitamin D and colorectal cancer does not
-answer a question about vitamin D and fractures — and ``outcome_match`` says how it named
-one ("fractures", "title: falls", "jobs ≈ employment (0.71)").
+``names_outcome`` false makes it off-outcome — minimum wages and teen smoking do not
+answer a question about minimum wages and employment — and ``outcome_match`` says how it
+named one ("employment", "title: hours", "jobs ≈ employment (0.71)").
 
-The weights (``RelevanceWeights``) were fitted on SciFact train questions (see
-``docs/bench/mining.md``); the features are the same in any domain.
+The weights (``RelevanceWeights``) are set by hand, not fitted: no fitting code or record
+exists; ``bench_runs --until mining`` measures what they give. The features are the same in
+any domain.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ class Relevance:
     context: float = 0.0
     names_subject: bool = True  # an effect question's subject is named (or paraphrased)
     names_outcome: bool = True  # an outcome asked about is named (or none is asked)
-    outcome_match: str = ""  # how it names one: "fractures", "title: falls", "jobs ≈ …"
+    outcome_match: str = ""  # how it names one: "employment", "title: hours", "jobs ≈ …"
     other_outcome: str = ""  # another outcome it reports a measure of, when it names none
 
     def to_json(self) -> dict[str, float | bool | str]:

@@ -330,7 +330,7 @@ _DESIGN = re.compile(
     re.IGNORECASE,
 )
 # A design named as the subject of a reporting verb states what the study found, not how
-# it was built: "A randomized trial of vitamin D showed fewer falls in the treated group."
+# it was built: "A randomized trial of tutoring showed fewer absences in the tutored group."
 _DESIGN_REPORTS = re.compile(
     r"\b(?:study|trial|analysis|review|meta-analysis|experiment|survey|evaluation|cohort)\b"
     r"[^.;]{0,80}?\b(?:showed|shows|found|finds|demonstrated|demonstrates|revealed|reveals|"

@@ -7,14 +7,14 @@ and meta-analyses preferred; adults over 60") clause by clause into a :class:`Sc
   says "preferred", "ideally", "favour"; *required* when it says "only", "must",
   "restricted to"; *excluded* when it says "exclude", "no", "not", "except";
 * **population** — an age range ("over 60", "aged 18–65", "60 years or older", "under
-  18"), people in words ("adults", "older adults", "postmenopausal women"); a scope that
+  18"), people in words ("adults", "older adults", "pregnant women"); a scope that
   names people leaves out animal and cell studies;
 * **years** — "since 2010", "2005–2015", "before 2000", "published after 2012";
 * **versions** — a software version or range ("Django 4.2 and later", "Python 3.10 to
   3.12", "before 2.0"): a preference, sources naming a version in it rank first; a
   version number is one token ("3.13" never splits a clause at its decimal point);
-* **settings** — what is left of a population clause ("community-dwelling", "nursing
-  homes", "primary care") is a preference: sources that mention it rank first.
+* **settings** — what is left of a population clause ("low-income", "rural schools",
+  "primary care") is a preference: sources that mention it rank first.
 
 Anything it cannot read is kept in ``unparsed`` and shown, never silently applied.
 :func:`scope_exclusion` says why a source falls outside the scope (empty: it does not),
@@ -98,10 +98,12 @@ _VERSION_WORDS = re.compile(
     r"newer|earlier|than|at|least|onwards?|or|and|later|above|only|v)\b|[<>=+–-]",
     re.I,
 )
+# People in words, with an age word before them ("older adults", "young children"); any
+# other qualifier ("low-income", "rural") is left to the clause's settings.
 _PEOPLE = re.compile(
-    r"\b(older adults|elderly|seniors|adults|adolescents|children|infants|newborns|neonates|"
-    r"women|men|patients|people|persons|individuals|participants|residents|"
-    r"postmenopausal women|pregnant women|humans?)\b",
+    r"\b((?:(?:older|younger|young|pregnant) )?(?:adults|adolescents|children|"
+    r"infants|newborns|neonates|women|men|patients|people|persons|individuals|participants|"
+    r"residents)|elderly|seniors|humans?)\b",
     re.I,
 )
 _CHILDREN = frozenset({"children", "infants", "newborns", "neonates", "adolescents"})
@@ -163,7 +165,7 @@ class Scope:
     excluded_designs: tuple[str, ...] = ()
     age_min: float | None = None
     age_max: float | None = None
-    people: tuple[str, ...] = ()  # population words ("adults", "postmenopausal women")
+    people: tuple[str, ...] = ()  # population words ("adults", "pregnant women")
     year_from: int | None = None
     year_to: int | None = None
     settings: tuple[str, ...] = ()  # preferences in the scope's own words
@@ -379,9 +381,10 @@ def _population(clause: str, parts: _Parts) -> bool:
     m = _AGE_MAX.search(without_years)
     if m and float(m.group(1)) <= 120:
         parts.age_max, hit = float(m.group(1)), True
-    if "adults" in people and parts.age_min is None and not any(p in _CHILDREN for p in people):
+    heads = [p.split()[-1] for p in people]  # "school-age children" are children
+    if "adults" in heads and parts.age_min is None and not any(h in _CHILDREN for h in heads):
         parts.age_min = 18.0
-    if any(p in _CHILDREN for p in people) and parts.age_max is None and "adults" not in people:
+    if any(h in _CHILDREN for h in heads) and parts.age_max is None and "adults" not in heads:
         parts.age_max = 18.0
     parts.people += [p for p in people if p not in ("people", "persons", "individuals", "humans")]
     if not people and hit:

@@ -372,8 +372,8 @@ _WITH = re.compile(r"\b(with|without)\b((?:\s+[\w\-]+){1,4})", re.IGNORECASE)
 
 
 def qualifier_clash(claim: str, quote: str) -> bool:
-    """ "women without vertebral fractures" against "women with established osteoporosis
-    and vertebral fractures": another population, so the negation word is a qualifier,
+    """ "firms without export licences" against "firms with foreign owners and export
+    licences": another population, so the negation word is a qualifier,
     not a conflict about the same group. Each "with"/"without" scopes its next 4 words."""
 
     def marks(text: str) -> dict[str, set[str]]:
@@ -409,8 +409,8 @@ def conflict_cue(claim: str, quote: str) -> str:
 def same_subject_and_object(claim: str, quote: str, share: float = 0.5) -> bool:
     """The quote states at least ``share`` of each side of the claim's relation verb.
 
-    "Vitamin D reduces falls in older adults": subject {vitamin}, object {fall, older,
-    adult}; a quote about vitamin D and mortality in an older cohort has one object word
+    "Tutoring reduces absences in older pupils": subject {tutor}, object {absenc, older,
+    pupil}; a quote about tutoring and grades in an older cohort has one object word
     of three, so it is not about the same finding. A claim without a relation verb needs
     ``share`` of all its content words.
     """

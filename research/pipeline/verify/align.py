@@ -89,7 +89,8 @@ ALIGN_FEATURE_NAMES: tuple[str, ...] = (
     "log_windows",
 )
 # Everyday words of change and of opposition beyond research.pipeline.text's lists
-# (which serve retrieval and mining too: "falls" is an outcome there, not a direction).
+# (which serve retrieval and mining too: a noun such as "spikes" is an outcome there, not a
+# direction).
 MORE_UP = frozenset(
     [
         "rose",
