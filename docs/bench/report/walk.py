@@ -39,17 +39,10 @@ from typing import Any
 
 from playwright.sync_api import sync_playwright
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository root
+from review.exports.pdf import CHROMIUM_ARGS  # noqa: E402  (the flags the product uses)
+
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 TERMINAL = ("awaiting_review", "done", "failed", "cancelled")
 
 
@@ -288,7 +281,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     base = os.environ.get("EB_WALK_BASE", "http://127.0.0.1:8000")
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         context = browser.new_context(accept_downloads=True)
         page = context.new_page()
         page.set_default_timeout(120_000)
