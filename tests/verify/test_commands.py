@@ -117,7 +117,7 @@ def test_it_trains_reproducibly_and_benchmarks_with_the_contract_keys(tmp_path):
     )
     got = figures(out.getvalue())
     # One ablation row per hand predicate, the rules checks and align's veto included.
-    assert "without rules negation | " in out.getvalue()
+    assert "without rules direction | " in out.getvalue()
     assert "without align.support_vetoed | " in out.getvalue()
     assert set(KEYS) <= set(got)
     assert 0.0 <= got["macro_f1"] <= 1.0 and got["claims_per_min"] > 0

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from research.pipeline.verify.records import ClaimInput, Flag, VoteVerdict
 from research.pipeline.verify.rules import RulesVerifier
 
@@ -12,14 +14,37 @@ def judge(claim_text: str, passage: str, **claim_fields):
     return RULES.judge_one(ClaimInput("c1", claim_text, **claim_fields), item("e1", passage))
 
 
-def test_it_catches_a_negation_mismatch():
+def test_it_catches_a_negated_effect_as_the_opposite_direction():
     v = judge(
         "Aspirin reduces fever in adults.",
         "Trial. In adults, aspirin did not reduce fever compared with placebo.",
     )
     assert v.verdict == VoteVerdict.CONTRADICTS
-    assert "negation mismatch" in v.rationale
+    assert v.rationale.startswith("direction mismatch")
     assert v.quote == "In adults, aspirin did not reduce fever compared with placebo."
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentence"),
+    [
+        # Real runs where a negation word on one side FAILed a true claim (issue 22).
+        (
+            "Extension modules need to explicitly indicate that they support running with "
+            "the GIL disabled.",
+            "Extension modules need to explicitly indicate they support running with the GIL "
+            "disabled, otherwise a warning is printed and the GIL is re-enabled at runtime "
+            "after importing a module that does not support the GIL.",
+        ),
+        (
+            "Agencies are encouraged to release a greater percentage of code, but agencies are "
+            "not required to release more than 20 percent of code.",
+            "Although the minimum requirement for release is 20 percent of code, agencies are "
+            "strongly encouraged to release as much code as possible.",
+        ),
+    ],
+)
+def test_a_negation_word_on_one_side_is_no_contradiction(claim, sentence):
+    assert judge(claim, "Policy. " + sentence).verdict != VoteVerdict.CONTRADICTS
 
 
 def test_it_catches_opposite_directions_and_antonyms():
