@@ -28,7 +28,9 @@ def test_it_uploads_with_progress_and_shows_per_file_results(live_server, browse
             {
                 "name": "notes.md",
                 "mimeType": "text/markdown",
-                "buffer": b"# Notes\n\nThe <b>trial</b> enrolled forty adults.\n",
+                # Markup as text: a Markdown code span keeps "<b>" as the words it shows
+                # (raw HTML tags are dropped at extraction; tests/pipeline/test_extract.py).
+                "buffer": b"# Notes\n\nThe `<b>trial</b>` enrolled forty adults.\n",
             },
             {"name": "noise.txt", "mimeType": "text/plain", "buffer": bytes(range(256)) * 64},
         ],
