@@ -40,6 +40,9 @@ _BLANK_LINES = re.compile(r"\n[ \t]*\n")
 # A site generator's front matter: "---" on the first line, a "key:" line, and a closing
 # line of "---" (YAML, as Jekyll and Hugo write it).
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n[A-Za-z_][\w-]*:[^\n]*\n(?:[^\n]*\n)*?---[ \t]*(?:\n|\Z)")
+# A Markdown table's rule row ("|---|:--:|") and the pipes between its cells (not "\|").
+_TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)*[ \t]*:?-+:?[ \t]*\|?[ \t]*$")
+_TABLE_PIPE = re.compile(r"(?<!\\)\|")
 # A PEP's RFC 2822 header, read by docutils' PEP reader.
 _PEP_HEADER = re.compile(r"\APEP:[ \t]*\d+[ \t]*\n")
 # A role docutils left unresolved, as its raw text: ":name:`content`" (":c:func:`…`" too).
@@ -274,12 +277,12 @@ def _extract_markdown(data: bytes, content_type: str, max_chars: int | None) -> 
     from markdown_it import MarkdownIt
 
     text = _FRONT_MATTER.sub("", _clean(decode_text(data, content_type, "markdown")), count=1)
-    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    md = MarkdownIt("commonmark").enable("table")
+    tokens = md.parse(text)
+    lines = text.split("\n")
     builder = _Builder(max_chars)
     title = ""
     in_item = 0  # list items open around the current token
-    row: list[str] = []
-    rows: list[list[str]] = []
     for i, token in enumerate(tokens):
         kind = token.type
         if kind == "list_item_open":
@@ -296,16 +299,21 @@ def _extract_markdown(data: bytes, content_type: str, max_chars: int | None) -> 
             builder.add(token.content, "code")
         elif kind == "html_block":
             _html_fragment(token.content, builder)
-        elif kind in ("th_open", "td_open"):
-            row.append(_md_inline(tokens[i + 1]))
-        elif kind == "tr_close":
-            rows.append(row)
-            row = []
-        elif kind == "table_close":
+        elif kind == "table_open" and token.map:
+            # From the source rows: a row with more cells than the header keeps them all
+            # (the table syntax drops the excess; evidence text must not be dropped).
+            rows = [_md_row(md, line) for line in lines[token.map[0] : token.map[1]]]
             builder.add("\n".join(" | ".join(r) for r in rows if any(r)), "table")
-            rows = []
     version = _dist_version("markdown-it-py")
     return _finish(builder, title, "markdown", "text/markdown", "markdown-it-py", version)
+
+
+def _md_row(md: Any, line: str) -> list[str]:
+    """One source row of a Markdown table as its cells' words ([] for the rule row)."""
+    if _TABLE_RULE.match(line):
+        return []
+    cells = _TABLE_PIPE.split(line.strip().removeprefix("|").removesuffix("|"))
+    return [_md_inline(md.parseInline(cell.strip())[0]) if cell.strip() else "" for cell in cells]
 
 
 def _md_inline(token: Any) -> str:
