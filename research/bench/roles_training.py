@@ -45,9 +45,9 @@ from research.pipeline.language.roles_model import (
     WEIGHTS,
     Encoder,
     RolesModel,
-    sha256_file,
 )
 from research.pipeline.text import split_sentences
+from research.providers.base import file_sha256
 
 SEED = 23
 HELD_OUT_SHARE = 0.2
@@ -331,7 +331,7 @@ def write_weights(model: RolesModel, out: Path, provenance: dict[str, Any]) -> P
     manifest = {
         "roles": list(model.roles),
         "encoder": model.encoder,
-        "weights_sha256": sha256_file(weights),
+        "weights_sha256": file_sha256(weights),
         **provenance,
     }
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
@@ -521,7 +521,7 @@ def run(
     }
     provenance = {
         "data": "SciFact corpus.jsonl (CC BY 4.0), structured abstracts",
-        "data_sha256": sha256_file(scifact / "corpus.jsonl"),
+        "data_sha256": file_sha256(scifact / "corpus.jsonl"),
         "seed": SEED,
         "C": c,
         "weighting": weighting,

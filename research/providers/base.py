@@ -1,6 +1,19 @@
-"""What every provider error carries: whether retrying can help, and how often it was tried."""
+"""What every provider error carries: whether retrying can help, and how often it was tried;
+and the sha256 a model loader checks its shipped files against."""
 
 from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+
+def file_sha256(path: Path) -> str:
+    """The file's sha256, read in 1 MiB blocks (a model's weights need not fit in memory)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 class ProviderError(Exception):

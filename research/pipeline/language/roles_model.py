@@ -19,7 +19,6 @@ strips a structure label first (``claims.roles.strip_label``): a label is read a
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,7 +29,7 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from research.providers.base import ProviderError
+from research.providers.base import ProviderError, file_sha256
 
 SHIPPED = Path(__file__).resolve().parent / "weights" / "roles"
 MANIFEST = "roles.json"
@@ -58,14 +57,6 @@ class Encoder(Protocol):
     def encode(self, texts: list[str]) -> NDArray[np.float32]: ...
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 @dataclass(frozen=True)
 class RolesModel:
     roles: tuple[str, ...]
@@ -83,7 +74,7 @@ class RolesModel:
         weights = directory / WEIGHTS
         if not weights.is_file():
             raise RolesModelUnavailable(f"{weights} is missing (the roles model's weights)")
-        if sha256_file(weights) != manifest.weights_sha256:
+        if file_sha256(weights) != manifest.weights_sha256:
             raise RolesModelUnavailable(
                 f"{weights} is corrupt: its sha256 does not match {manifest_path}"
             )

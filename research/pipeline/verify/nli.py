@@ -22,7 +22,6 @@ claim is scored by the fold model that never saw it (``NLI_FOLDS_DIR``, written 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import threading
@@ -38,7 +37,7 @@ from numpy.typing import NDArray
 
 from research.pipeline.text import is_meaningful_quote, split_sentences
 from research.pipeline.verify.records import ClaimInput, EvidenceItem, Vote, VoteVerdict
-from research.providers.base import ProviderError
+from research.providers.base import ProviderError, file_sha256
 
 SHIPPED = Path(__file__).resolve().parent / "weights" / "nli"
 MANIFEST = "nli.json"
@@ -85,14 +84,6 @@ def _columns(roles: dict[str, int]) -> list[int]:
     return [roles["contradict"], roles["entail"], roles["neutral"]]
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 class OnnxScorer:
     """A cross-encoder exported by ``train_nli``: ``model.onnx``, ``tokenizer.json`` and
     ``nli.json`` in one folder. Each file is checked before use: missing, unreadable or
@@ -114,7 +105,7 @@ class OnnxScorer:
             if not path.is_file():
                 raise NLIUnavailable(f"{path} is missing (the NLI model's {name})")
             expected = manifest.get(key)
-            if expected and _sha256(path) != expected:
+            if expected and file_sha256(path) != expected:
                 raise NLIUnavailable(
                     f"{path} is corrupt: its sha256 does not match {manifest_path}"
                 )
