@@ -28,8 +28,8 @@ def main() -> None:
     import django
 
     django.setup()
+    from research.bench.verification import ablation_variants
     from research.pipeline.verify import default_config
-    from research.pipeline.verify.bench import ablation_variants
     from tests.verify.test_negative_controls import CONTROLS, KNOWN_PASSES, _passing
 
     started = time.perf_counter()

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from ledger.models import Claim, EvidenceLink, Passage, Pool, Relation
 from research.pipeline.claims.records import Anchor
-from research.pipeline.text import is_meaningful_quote
+from research.pipeline.language.lexicon import is_meaningful_quote
 from research.pipeline.verify.features import item_sentences
 from research.pipeline.verify.records import ClaimVerdict, EvidenceItem
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from research.bench.nli_training import CONTRADICTION, ENTAILMENT
-from research.pipeline.verify.scifact import CLASSES, SciFactClaim, SciFactDoc
+from research.bench.scifact import CLASSES, SciFactClaim, SciFactDoc
 
 
 def windows(sentences: Sequence[str]) -> list[str]:
@@ -68,7 +68,7 @@ def decide(scores: ClaimScores, support_at: float = 0.5, contradict_at: float = 
 
 
 def figures(scores: Sequence[ClaimScores], **thresholds: float) -> dict[str, float]:
-    from research.pipeline.verify.training import metrics
+    from research.bench.verifier_training import metrics
 
     gold = np.asarray([CLASSES.index(s.claim.label) for s in scores])
     pred = np.asarray([CLASSES.index(decide(s, **thresholds)) for s in scores])

@@ -49,7 +49,7 @@ def run(
     target: Path = SHIPPED,
     log: Callable[[str], None] = print,
 ) -> None:
-    from research.pipeline.verify.scifact import grouped_folds, load_claims, load_corpus
+    from research.bench.scifact import grouped_folds, load_claims, load_corpus
 
     work.mkdir(parents=True, exist_ok=True)
     mix = nli_dir / "pairs" / "mix.jsonl"
@@ -226,8 +226,8 @@ def _calibrate(
     fold model's calibration is fitted on the *other* folds' scores (written into its
     manifest), the shipped model's on all of them. ECE of raw and calibrated scores is
     reported out-of-fold."""
+    from research.bench.verifier_training import pair_ece, platt
     from research.pipeline.verify.nli import OnnxScorer
-    from research.pipeline.verify.training import pair_ece, platt
 
     rows: list[tuple[int, int, str, float, float]] = []
     for fold in range(FOLDS):
@@ -295,9 +295,9 @@ def choose_thresholds(rows: Rows, gold: dict[int, str]) -> dict[str, float]:
     claim macro-F1 with escape (gold CONTRADICT that would PASS) ≤ ``MAX_ESCAPE`` and
     false FAIL (gold SUPPORT that would FAIL) ≤ ``MAX_FALSE_FAIL``; the strictest pair
     when none meets both."""
-    from research.pipeline.verify.bench import decision_metrics
-    from research.pipeline.verify.scifact import CLASSES
-    from research.pipeline.verify.training import metrics
+    from research.bench.scifact import CLASSES
+    from research.bench.verification import decision_metrics
+    from research.bench.verifier_training import metrics
 
     grouped = _by_claim(rows, gold)
     truth = np.asarray([CLASSES.index(label) for label, _ in grouped], dtype=np.int64)

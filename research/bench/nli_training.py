@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from research.pipeline.verify.scifact import SciFactClaim, SciFactDoc
+from research.bench.scifact import SciFactClaim, SciFactDoc
 from research.providers.base import file_sha256
 
 # The model's output order (and the data's label ids): shared with the product's reader.

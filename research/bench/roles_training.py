@@ -46,7 +46,7 @@ from research.pipeline.language.roles_model import (
     Encoder,
     RolesModel,
 )
-from research.pipeline.text import split_sentences
+from research.pipeline.language.sentences import split_sentences
 from research.providers.base import file_sha256
 
 SEED = 23

@@ -56,7 +56,7 @@ from research.pipeline.claims.stance import (
     read_question,
     stance_of,
 )
-from research.pipeline.text import content_stems
+from research.pipeline.language.lexicon import content_stems
 
 SUPPORTS = "supports"
 MIXED = "mixed"

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from research.pipeline.extract import Block
-from research.pipeline.text import split_sentences, trim_span
+from research.pipeline.language.sentences import split_sentences, trim_span
 
 PassageKindName = Literal["section", "chunk"]
 

@@ -18,7 +18,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from research.pipeline.claims.relevance import Candidate, Encode, Focus, score_candidates
-from research.pipeline.text import DOWN_WORDS, OPPOSITE_WORDS, UP_WORDS, content_words
+from research.pipeline.language.direction import DOWN_WORDS, OPPOSITE_WORDS, UP_WORDS
+from research.pipeline.language.lexicon import content_words
+from research.pipeline.language.verdict_cues import NEGATABLE_AUXILIARY, STATED_NEGATION
 from research.pipeline.verify.records import EvidenceItem, PoolName, Pools
 
 Retrieve = Callable[[str, int], list[EvidenceItem]]
@@ -27,11 +29,6 @@ Relevance = Callable[[str, Sequence[EvidenceItem]], list[float]]
 # A refutation pool must be about the claim: generic words of a counter query ("failure",
 # "replication", "limitations") otherwise pull in unrelated papers.
 MIN_RELEVANCE = 0.30
-
-_AUX = re.compile(
-    r"\b(is|are|was|were|can|could|does|do|did|has|have|had|will|would|may|might|should|must)\b"
-)
-_NEGATION = re.compile(r"\b(not|no|never|n't)\b\s*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -60,16 +57,16 @@ def topic(text: str, entities: Sequence[str] = (), limit: int = 6) -> str:
 def negate(text: str) -> str:
     """The claim's opposite: drop a negation, flip a direction word, or insert ``not``."""
     stripped = text.strip().rstrip(".").strip()
-    if _NEGATION.search(stripped):
-        return _NEGATION.sub("", stripped, count=1)
+    if STATED_NEGATION.search(stripped):
+        return STATED_NEGATION.sub("", stripped, count=1)
     tokens = stripped.split(" ")
     for i, token in enumerate(tokens):
         flipped = OPPOSITE_WORDS.get(token.lower())
         if flipped:
             tokens[i] = flipped.capitalize() if token[:1].isupper() else flipped
             return " ".join(tokens)
-    if _AUX.search(stripped):
-        return _AUX.sub(lambda m: f"{m.group(1)} not", stripped, count=1)
+    if NEGATABLE_AUXILIARY.search(stripped):
+        return NEGATABLE_AUXILIARY.sub(lambda m: f"{m.group(1)} not", stripped, count=1)
     return f"it is not true that {stripped}"
 
 

@@ -17,107 +17,26 @@ minimum wage increases reduce teen employment?" is X "minimum wage increases", Y
 employment". A statement ("X is associated with Y") is not read, nor a phrase whose X holds
 a finite verb. Y is cut at its comparator ("compared with JavaScript", "versus placebo")
 and at its population ("in older adults", "among teenagers").
+
+The verbs, markers and clause patterns read here are
+:mod:`research.pipeline.language.effects`'s.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from research.pipeline.text import EFFECT_VERB_OPPOSITES, FOR_COMPLEMENT_NOUNS
-
-# Where an outcome ends and its population begins: "absences in older pupils".
-POPULATION_MARKERS = (" in ", " among ", " for ", " of patients with ")
-# Where an outcome ends and what X is compared with begins: "runtime errors compared with
-# JavaScript". The comparator runs to the population marker or the end.
-COMPARATOR_MARKERS = (
-    " compared with ",
-    " compared to ",
-    " versus ",
-    " vs. ",
-    " vs ",
-    " relative to ",
-    " rather than ",
-    " instead of ",
+from research.pipeline.language.effects import (
+    COMPARATOR_MARKERS,
+    EFFECT_CLAUSES,
+    EFFECT_VERBS,
+    FINITE_VERBS,
+    LEADING_EFFECT_VERB,
+    NOMINAL_EFFECT,
+    NOMINAL_VERBS,
+    POPULATION_MARKERS,
 )
-# What a question's effect verb can be, besides text.EFFECT_VERB_OPPOSITES.
-MORE_VERBS = (
-    "worsen",
-    "worsens",
-    "influence",
-    "influences",
-    "impact",
-    "impacts",
-    "change",
-    "changes",
-    "alter",
-    "alters",
-    "slow",
-    "slows",
-    "delay",
-    "delays",
-    "shorten",
-    "shortens",
-    "extend",
-    "extends",
-    "boost",
-    "boosts",
-    "harm",
-    "harms",
-    "benefit",
-    "benefits",
-    "predict",
-    "predicts",
-    "lead to",
-    "leads to",
-    "contribute to",
-    "contributes to",
-    "protect against",
-    "protects against",
-    "be associated with",
-    "associated with",
-    "linked to",
-    "related to",
-)
-EFFECT_VERBS = frozenset(
-    v for v in {*EFFECT_VERB_OPPOSITES, *MORE_VERBS} if " not " not in f" {v} "
-)
-_VERBS = "|".join(re.escape(v) for v in sorted(EFFECT_VERBS, key=lambda v: (-len(v), v)))
-_AUX = r"(?:does|do|did|is|are|was|were|can|could|will|would|should|has|have|may|might|must)"
-_REST = rf"(?P<x>[^,;?]+?)\s+(?:really\s+|actually\s+|also\s+)?(?P<verb>{_VERBS})\s+(?P<y>[^;?]+)"
-# "… whether X reduces Y", "… the claim that X reduces Y" first; then a question's own
-# auxiliary: "Does X reduce Y", "How does X affect Y", "Through what mechanism could X affect
-# Y".
-_CLAUSES = (
-    re.compile(
-        rf"\b(?:whether|if|(?:claim|hypothesis|idea|notion|view|evidence) that)\s+{_REST}",
-        re.IGNORECASE,
-    ),
-    re.compile(
-        rf"(?:^|\b(?:what|how|why|which|when|where|who|whom)\b(?:\s+\w+){{0,3}}?\s+)(?P<aux>{_AUX})\s+"
-        rf"{_REST}",
-        re.IGNORECASE,
-    ),
-)
-_LEADING_VERB = re.compile(rf"^(?P<verb>{_VERBS})\s+(?P<y>.+)$", re.IGNORECASE)
-# The nominal form's "verb" is its preposition: "the effect of X on Y".
-NOMINAL_VERBS = {
-    "on": "affect",
-    "for": "affect",
-    "in preventing": "prevent",
-    "in reducing": "reduce",
-}
-_NOMINAL = re.compile(
-    r"\b(?:effects?|impacts?|influences?|benefits?|harms?|roles?|consequences?)\s+of\s+"
-    r"(?P<x>[^,;?]+?)\s+(?P<verb>on|in preventing|in reducing|for)\s+(?P<y>[^;?]+)",
-    re.IGNORECASE,
-)
-# Verbs of association rather than of action: "X is associated with Y".
-ASSOCIATIONS = frozenset(["associated with", "linked to", "related to"])
-# An exposure is a noun phrase: one holding a finite verb is a statement, not "Does X …".
-_FINITE = frozenset(
-    ["is", "are", "was", "were", "be", "been", "has", "have", "had", "does", "do", "did"]
-)
+from research.pipeline.language.lexicon import FOR_COMPLEMENT_NOUNS
 
 
 @dataclass(frozen=True)
@@ -153,9 +72,9 @@ def base_verb(verb: str) -> str:
 def parse_effect(text: str) -> Effect | None:
     """X, the verb, Y and Z of an effect-shaped question or clause; None for other shapes."""
     stripped = " ".join(text.split()).rstrip(" ?.!")
-    for pattern in (_NOMINAL, *_CLAUSES):
+    for pattern in (NOMINAL_EFFECT, *EFFECT_CLAUSES):
         match = pattern.search(stripped)
-        if match and not _FINITE & set(match["x"].lower().split()):
+        if match and not FINITE_VERBS & set(match["x"].lower().split()):
             exposure, verb, rest = _shift(match["x"].strip(), match["verb"], match["y"])
             rest, comparator = split_comparator(rest)
             outcome, population = split_population(rest)
@@ -170,7 +89,7 @@ def _shift(x: str, verb: str, y: str) -> tuple[str, str, str]:
     """X, verb and Y, where a first "verb" followed by another was a noun of X: "Do minimum
     wage increases reduce teen employment" is X "minimum wage increases", Y "teen
     employment"."""
-    while (more := _LEADING_VERB.match(y.strip())) is not None:
+    while (more := LEADING_EFFECT_VERB.match(y.strip())) is not None:
         x, verb, y = f"{x} {verb}", more["verb"], more["y"]
     return x, verb, y
 

@@ -24,6 +24,17 @@ import posixpath
 import re
 from urllib.parse import SplitResult, parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
+from research.pipeline.language.formats import (
+    ARXIV_DOI,
+    ARXIV_ID,
+    ARXIV_PATH,
+    ARXIV_TEXT,
+    DOI_PATH,
+    DOI_TEXT,
+    DOI_URL,
+    DOI_VALID,
+)
+
 MAX_ID_LENGTH = 600
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -65,30 +76,16 @@ TRACKING_PARAMS = frozenset(
 )
 TRACKING_PREFIXES = ("utm_", "pk_", "mtm_", "hmb_")
 
-_DOI_CORE = r"10\.\d{4,9}/"
-_DOI_TEXT_RE = re.compile(_DOI_CORE + r"[^\s\"'<>]+", re.IGNORECASE)
-_DOI_URL_RE = re.compile(_DOI_CORE + r"[^\s\"'<>?#&]+", re.IGNORECASE)
+# The patterns of DOIs and arXiv ids are research.pipeline.language.formats's.
 _DOI_HOSTS = frozenset({"doi.org", "dx.doi.org", "www.doi.org"})
-_DOI_PATH_RE = re.compile(r"/doi/(?:(?:abs|full|pdf|epdf|pdfdirect|book|reader)/)?(10\.\d{4,9}/.+)")
 _DOI_TAILS = (".full.pdf", ".full", ".pdf", ".abstract", "/full", "/abstract", "/pdf", "/epdf")
 _TRAILING_PUNCT = ".,;:!?'\""
-_ARXIV_DOI_RE = re.compile(r"^10\.48550/arxiv\.(.+)$", re.IGNORECASE)
-
-_ARXIV_NEW = r"\d{4}\.\d{4,5}(?:v\d+)?"
-_ARXIV_OLD = r"[a-z][a-z\-]*(?:\.[A-Z]{2})?/\d{7}(?:v\d+)?"
-_ARXIV_ID_RE = re.compile(rf"^(?:{_ARXIV_NEW}|{_ARXIV_OLD})$", re.IGNORECASE)
-_ARXIV_TEXT_RE = re.compile(
-    rf"(?:arxiv\s*:\s*|arxiv\.org/(?:abs|pdf|html)/|10\.48550/arxiv\.)({_ARXIV_NEW}|{_ARXIV_OLD})(?!\d)",
-    re.IGNORECASE,
-)
 _ARXIV_HOSTS = frozenset({"arxiv.org", "www.arxiv.org", "export.arxiv.org"})
-_ARXIV_PATH_RE = re.compile(rf"^/(?:abs|pdf|html|format|ps)/({_ARXIV_NEW}|{_ARXIV_OLD})(?!\d)")
 _VERSION_RE = re.compile(r"v\d+$")
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 _UNRESERVED = "-._~"
 _PATH_SAFE = "/" + _UNRESERVED + "!$&'()*+,;=:@%"
 _PCT_RE = re.compile(r"%([0-9A-Fa-f]{2})")
-_DOI_VALID_RE = re.compile(r"^10\.\d{4,9}/\S+$")
 # The dots IDNA (RFC 3490 3.1) reads as label separators: full stop, ideographic,
 # full-width and half-width ideographic full stops.
 _IDNA_DOTS = re.compile("[\u002e\u3002\uff0e\uff61]")
@@ -239,7 +236,7 @@ def extract_doi(text: str) -> str | None:
         return None
     if _looks_like_url(text):
         return doi_from_url(text)
-    match = _DOI_TEXT_RE.search(text)
+    match = DOI_TEXT.search(text)
     return normalize_doi(match.group(0)) if match else None
 
 
@@ -250,9 +247,9 @@ def doi_from_url(url: str) -> str | None:
     host = _hostname(parts).lower()
     path = unquote(parts.path)
     if host in _DOI_HOSTS:
-        match = _DOI_URL_RE.match(path.lstrip("/"))
+        match = DOI_URL.match(path.lstrip("/"))
         return normalize_doi(match.group(0)) if match else None
-    found = _DOI_PATH_RE.search(path)
+    found = DOI_PATH.search(path)
     if found:
         return normalize_doi(found.group(1))
     return _doi_from_query(parts.query)
@@ -260,7 +257,7 @@ def doi_from_url(url: str) -> str | None:
 
 def _doi_from_query(query: str) -> str | None:
     for key, value in parse_qsl(query):
-        if key.lower() in {"doi", "id"} and _DOI_URL_RE.fullmatch(value.strip()):
+        if key.lower() in {"doi", "id"} and DOI_URL.fullmatch(value.strip()):
             return normalize_doi(value)
     return None
 
@@ -272,7 +269,7 @@ def normalize_arxiv_id(arxiv_id: str) -> str:
     """Strip prefixes and the version suffix: ``arXiv:2101.00001v2`` -> ``2101.00001``."""
     value = re.sub(r"^(?:arxiv\s*:\s*)", "", arxiv_id.strip(), flags=re.I)
     value = _strip_trailing(value).strip()  # "arXiv:2101.00001." at the end of a sentence
-    if not _ARXIV_ID_RE.fullmatch(value):
+    if not ARXIV_ID.fullmatch(value):
         raise ValueError(f"not an arXiv id: {arxiv_id!r}")
     value = _VERSION_RE.sub("", value)
     if "/" in value:  # old style: archive lower-case, subject class upper-case
@@ -289,7 +286,7 @@ def extract_arxiv_id(text: str) -> str | None:
         return None
     if _looks_like_url(text):
         return arxiv_id_from_url(text)
-    match = _ARXIV_TEXT_RE.search(text)
+    match = ARXIV_TEXT.search(text)
     return normalize_arxiv_id(match.group(1)) if match else None
 
 
@@ -304,13 +301,13 @@ def arxiv_id_from_url(url: str) -> str | None:
     if host not in _ARXIV_HOSTS:
         return None
     path = re.sub(r"\.pdf$", "", unquote(parts.path), flags=re.I)
-    match = _ARXIV_PATH_RE.match(path)
+    match = ARXIV_PATH.match(path)
     return normalize_arxiv_id(match.group(1)) if match else None
 
 
 def _arxiv_from_doi(doi: str) -> str | None:
-    match = _ARXIV_DOI_RE.match(doi)
-    if not match or not _ARXIV_ID_RE.match(match.group(1)):
+    match = ARXIV_DOI.match(doi)
+    if not match or not ARXIV_ID.match(match.group(1)):
         return None
     return normalize_arxiv_id(match.group(1))
 
@@ -341,7 +338,7 @@ def canonical_id(
 
 def _identifier_id(doi: str | None, arxiv_id: str | None) -> str | None:
     if doi:
-        if not _DOI_VALID_RE.match(doi):
+        if not DOI_VALID.match(doi):
             raise ValueError(f"not a DOI: {doi!r}")
         as_arxiv = _arxiv_from_doi(doi)
         return _bounded(f"arxiv:{as_arxiv}" if as_arxiv else f"doi:{doi}")

@@ -21,7 +21,20 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from research.pipeline.effect import ASSOCIATIONS, NOMINAL_VERBS, base_verb, parse_effect
+from research.pipeline.effect import base_verb, parse_effect
+from research.pipeline.language.direction import EFFECT_VERB_OPPOSITES
+from research.pipeline.language.effects import ASSOCIATIONS, NOMINAL_VERBS
+from research.pipeline.language.lexicon import (
+    AUXILIARIES,
+    COPULAS,
+    DIMENSION_TERMS,
+    FIELD_CUES,
+    QUESTION_OPENERS,
+    QUESTION_STOPWORDS,
+    QUESTION_TOKEN,
+    TAIL_PREPOSITIONS,
+)
+from research.pipeline.language.sentences import coordinated_items, question_clauses
 from research.pipeline.records import (
     DEFAULT_SOURCE_CLASSES,
     QUERY_CLASSES,
@@ -34,18 +47,6 @@ from research.pipeline.records import (
     normalize_query,
     parse_plan,
     question_problems,
-)
-from research.pipeline.text import (
-    AUXILIARIES,
-    COPULAS,
-    EFFECT_VERB_OPPOSITES,
-    FIELD_CUES,
-    QUESTION_OPENERS,
-    QUESTION_STOPWORDS,
-    QUESTION_TOKEN,
-    TAIL_PREPOSITIONS,
-    coordinated_items,
-    question_clauses,
 )
 
 if TYPE_CHECKING:
@@ -205,8 +206,9 @@ CONTEXT_TERMS = 3  # of them, how many name the subject at least
 
 def field_register(question: str) -> Register:
     """The question's research register: clinical, policy, technical, or general. A question
-    goes to the field whose cue words (:data:`research.pipeline.text.FIELD_CUES`, matched at
-    a word's start) it holds most; none, or a tie, gives the neutral "general" register."""
+    goes to the field whose cue words (:data:`research.pipeline.language.lexicon.FIELD_CUES`,
+    matched at a word's start) it holds most; none, or a tie, gives the neutral "general"
+    register."""
     words = _QUESTION_WORD.findall(question.casefold())
     hits = {
         field: sum(any(w.startswith(cue) for cue in cues) for w in words)
@@ -727,20 +729,11 @@ def propose_plan(question: str, client: LLMClient | None) -> PlanContent:
 
 # --- best-first expansion --------------------------------------------------------
 
-# The words a follow-up query adds for a subquestion's dimension; the evidence and
-# implementation words come from the question's register (see :func:`dimension_terms`).
-DIMENSION_TERMS = {
-    "counter-evidence": "limitations",
-    "mechanism": "mechanism",
-    "definition": "definition",
-    "comparison": "compared with",
-    "temporal": "recent",
-    "provenance": "original study",
-}
-
 
 def dimension_terms(question: str) -> dict[str, str]:
-    """DIMENSION_TERMS with the evidence and implementation words of the question's field."""
+    """The words a follow-up query adds for each subquestion dimension:
+    :data:`DIMENSION_TERMS` with the evidence and implementation words of the question's
+    field."""
     r = field_register(question)
     return {**DIMENSION_TERMS, "evidence": r.results, "implementation": r.variants}
 

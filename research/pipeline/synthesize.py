@@ -28,7 +28,14 @@ from typing import Any, Protocol
 from research.pipeline.answer import Answer, SourceFacts, answer
 from research.pipeline.answer import Finding as AnswerFinding
 from research.pipeline.claims.mine import split_coordination
-from research.pipeline.text import SYNTHESIS_STOPWORDS, split_sentences, stem_words
+from research.pipeline.language.lexicon import (
+    BRIDGE_WORDS,
+    BROADENING_WORDS,
+    SYNTHESIS_HEDGES,
+    SYNTHESIS_STOPWORDS,
+    stem_words,
+)
+from research.pipeline.language.sentences import split_sentences
 from research.providers.base import ProviderError
 
 EXTRACTIVE = "extractive"
@@ -334,23 +341,6 @@ def atomize(prose: str) -> list[tuple[str, list[str]]]:
     return [(text, tags) for text, tags in units if re.search(r"\w", text)]
 
 
-def _wordset(words: str) -> frozenset[str]:
-    return frozenset(words.split())
-
-
-# Words that widen or strengthen a claim; each is a finding unless a cited claim uses it.
-_BROADENING = _wordset(
-    """all always every everyone everything never none nobody any universal universally
-    generally general guarantee guarantees guaranteed prove proves proved proven
-    definitely certainly clearly undoubtedly conclusively must only entirely completely"""
-)
-_HEDGES = _wordset(
-    """may might can could suggest suggests suggested likely possibly appear appears"""
-)
-_BRIDGES = _wordset(
-    """therefore thus hence because so consequently cause causes caused leads lead result
-    results implies imply explains explain due"""
-)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*|\d+(?:[.,]\d+)*%?")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
@@ -395,10 +385,10 @@ def _content_problems(text: str, support: str, *, multiple: bool) -> list[str]:
     problems = []
     words = set(_words(text))
     support_words = set(_words(support))
-    bridges = sorted((words & _BRIDGES) - support_words)
+    bridges = sorted((words & BRIDGE_WORDS) - support_words)
     if multiple and bridges:
         problems.append(f"bridge claim between cited claims ({', '.join(bridges)})")
-    broad = sorted((words & _BROADENING) - support_words)
+    broad = sorted((words & BROADENING_WORDS) - support_words)
     if broad:
         problems.append(f"broadened scope ({', '.join(broad)})")
     numbers = set(_NUMBER.findall(text)) - set(_NUMBER.findall(support))
@@ -417,7 +407,7 @@ def _scope_problems(text: str, cited: list[Capsule]) -> list[str]:
         for phrase in capsule.prohibited_overstatements:
             if phrase.strip() and phrase.strip().lower() in lowered:
                 problems.append(f"prohibited overstatement ({phrase.strip()})")
-    hedged = set().union(*(set(_words(c.text)) & _HEDGES for c in cited))
-    if hedged and not set(_words(text)) & _HEDGES:
+    hedged = set().union(*(set(_words(c.text)) & SYNTHESIS_HEDGES for c in cited))
+    if hedged and not set(_words(text)) & SYNTHESIS_HEDGES:
         problems.append(f"drops the hedge of the cited claim ({', '.join(sorted(hedged))})")
     return problems

@@ -17,11 +17,11 @@ subquestion needs more.
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass
 
 from ledger.models import Passage, SearchHit
 from research.models import RunState, StageCheckpoint
+from research.pipeline.language.verdict_cues import QUALIFYING
 from research.pipeline.planner import followup_queries, keywords
 from research.pipeline.records import SubquestionSpec, normalize_query
 from research.pipeline.retrieve.records import EvidencePools
@@ -34,13 +34,6 @@ MIN_SOURCES = 2
 MIN_NEW_SHARE = 0.10  # a round that adds less than this share of new passages is the last
 MAX_DUPLICATE_SHARE = 0.80  # a round whose hits are mostly already-known sources is the last
 FOLLOWUPS_PER_NODE = 2
-QUALIFYING = re.compile(
-    r"\b(no|not|never|neither|nor|without|failed|fail|fails|null|non-?significant|"
-    r"insignificant|however|although|but|whereas|limited|limitation|limitations|"
-    r"inconsistent|conflicting|contrary|controvers\w*|unclear|did not|does not|"
-    r"increased risk|adverse)\b",
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True)

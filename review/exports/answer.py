@@ -22,6 +22,12 @@ from ledger.models import Claim, ContestedPair, EvidenceGap, EvidenceLink, Relat
 from research.pipeline.answer import Answer, AnswerSentence, BottomLine
 from research.pipeline.claims.design import DESIGN_LABELS
 from research.pipeline.claims.facets import Facets, facets
+from research.pipeline.language.lexicon import (
+    MEASURE_HEAD_WORDS,
+    PHRASE_CLAUSE_WORDS,
+    PHRASE_FUNCTION_WORDS,
+    UNRESOLVED_WORDS,
+)
 from research.pipeline.planner import analyze_question, field_register
 from research.pipeline.verify.restate import plain, reporting_frame
 from review.exports.citations import source_title
@@ -271,26 +277,8 @@ def evidence_table(
     return [_source_row(entry, numbering) for _, entry in sorted(by_number.items())]
 
 
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
 # A cell holds at most this many phrases (the claims themselves are in the register).
 CELL_PHRASES = 3
-_FUNCTION_WORDS = _words(
-    "a an the and or of in on to with that which who was were is are be been would could "
-    "should may might can will did does do had has have resulted led than by for as at"
-)
-# A verb or modal inside a phrase means the facet split missed the finding's own verb
-# ("Observational data cannot establish that supplementation would"): not a noun phrase.
-_CLAUSE_WORDS = _words(
-    "cannot could would should may might must can will did does do was were is are resulted "
-    "led showed found suggest suggests suggested"
-)
-# A phrase opening with a pronoun or a measure names nothing the table can show
-# ("these concentrations"; "The number of loan defaults" is an outcome).
-_UNRESOLVED = _words("this these those that it they such its their")
-_MEASURE_HEAD = _words("number risk rate incidence proportion odds level levels")
 
 
 def _joined(values: Iterable[str], limit: int = CELL_PHRASES) -> str:
@@ -304,20 +292,25 @@ def noun_phrase(phrase: str, *, intervention: bool = False) -> str:
     empty when it is not a clean noun phrase (the claim in the register says it all)."""
     words = phrase.split()
     while words and (
-        words[-1].lower().strip(",;:") in _FUNCTION_WORDS
+        words[-1].lower().strip(",;:") in PHRASE_FUNCTION_WORDS
         or (words[-1].lower().endswith("ly") and len(words[-1]) > 4)  # "… significantly"
     ):
         words.pop()
     while words and words[0].lower() in ("with", "to", "on", "of"):
         words.pop(0)
     lowered = [w.lower().strip(",;:()") for w in words]
-    if not words or lowered[0] in _UNRESOLVED or _CLAUSE_WORDS & set(lowered):
+    if not words or lowered[0] in UNRESOLVED_WORDS or PHRASE_CLAUSE_WORDS & set(lowered):
         return ""
-    if len(lowered) > 1 and lowered[0].endswith("ed") and lowered[1] in _FUNCTION_WORDS:
+    if len(lowered) > 1 and lowered[0].endswith("ed") and lowered[1] in PHRASE_FUNCTION_WORDS:
         return ""  # "reached with the recommended intakes": a verb phrase, not a noun
-    if intervention and (lowered[0] in ("in", "among") or lowered[-1] in _MEASURE_HEAD):
+    if intervention and (lowered[0] in ("in", "among") or lowered[-1] in MEASURE_HEAD_WORDS):
         return ""  # who was studied, or what was measured: not the intervention
-    if intervention and len(lowered) > 1 and lowered[0] == "the" and lowered[1] in _MEASURE_HEAD:
+    if (
+        intervention
+        and len(lowered) > 1
+        and lowered[0] == "the"
+        and lowered[1] in MEASURE_HEAD_WORDS
+    ):
         return ""
     return " ".join(words)
 

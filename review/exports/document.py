@@ -41,8 +41,10 @@ from ledger.models import (
     Source,
 )
 from research.models import Run, StageStatus
+from research.pipeline.language.formats import RATIONALE_INTERNALS
+from research.pipeline.language.lexicon import content_words
+from research.pipeline.language.sentences import split_sentences
 from research.pipeline.synthesize import Section, Synthesis
-from research.pipeline.text import content_words, split_sentences
 from review.diff import RunDiffRecord
 from review.exports.answer import (
     GapInputs,
@@ -539,17 +541,12 @@ def _excluded_row(
     )
 
 
-# Where a verifier's rationale turns from its verdict to its internals (vote scores,
-# thresholds, evidence ids, families that did not run): the appendix stops there.
-_INTERNALS = re.compile(
-    r"\s(?:Best|Strongest|Not run|Not counted|Votes|Families):|\s—\s*P\(|\s\(\d+ other passage"
-)
 SUMMARY_CHARS = 220
 
 
 def in_words(reason: str) -> str:
     """A reason's headline: its first sentence, before any verifier internals."""
-    head = _INTERNALS.split(reason, maxsplit=1)[0].strip()
+    head = RATIONALE_INTERNALS.split(reason, maxsplit=1)[0].strip()
     head = re.sub(r"^verification (\w+): \1:\s*", r"verification \1: ", head)
     spans = split_sentences(head)
     if spans:

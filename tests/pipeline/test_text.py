@@ -1,13 +1,10 @@
 from __future__ import annotations
 
-from research.pipeline.text import (
-    claim_fingerprint,
-    hedges,
-    is_meaningful_quote,
-    negated,
-    quantities,
-    split_sentences,
-)
+from research.pipeline.language.direction import negated
+from research.pipeline.language.lexicon import hedges, is_meaningful_quote
+from research.pipeline.language.quantities import quantities
+from research.pipeline.language.sentences import split_sentences
+from research.pipeline.text import claim_fingerprint
 
 
 def test_it_splits_sentences_at_exact_offsets_without_breaking_abbreviations():

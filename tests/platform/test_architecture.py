@@ -189,11 +189,12 @@ def test_it_imports_modules_statically():
 
 
 def test_it_has_exactly_one_sentence_splitter():
-    """The boundary pattern ("[.!?]") is compiled in one module: research.pipeline.text."""
+    """The boundary pattern ("[.!?]") is compiled in one module:
+    research.pipeline.language.sentences."""
     holders = sorted(
         name
         for name, path in modules().items()
         for node in ast.walk(ast.parse(path.read_text()))
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and "[.!?]" in node.value
     )
-    assert holders == ["research.pipeline.text"]
+    assert holders == ["research.pipeline.language.sentences"]

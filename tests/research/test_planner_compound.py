@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from research.pipeline.language.lexicon import QUESTION_STOPWORDS, QUESTION_TOKEN
+from research.pipeline.language.quantities import version_key
+from research.pipeline.language.sentences import coordinated_items, question_clauses
 from research.pipeline.planner import (
     MAX_QUERY_TERMS,
     analyze_question,
@@ -15,13 +18,6 @@ from research.pipeline.planner import (
     offline_plan,
 )
 from research.pipeline.records import normalize_query, parse_plan, run_blockers
-from research.pipeline.text import (
-    QUESTION_STOPWORDS,
-    QUESTION_TOKEN,
-    coordinated_items,
-    question_clauses,
-    version_key,
-)
 
 GIL = (
     "What does making the GIL optional in CPython cost in single-threaded performance and "

@@ -3,10 +3,10 @@ predicate, each switching off only its own predicate."""
 
 from __future__ import annotations
 
+from research.bench.verification import MemoVerifier, ablation_variants
 from research.pipeline.verify import VerifyConfig
 from research.pipeline.verify.aggregate import PREDICATES
 from research.pipeline.verify.align import AlignVerifier, load_weights
-from research.pipeline.verify.bench import MemoVerifier, ablation_variants
 from research.pipeline.verify.records import ClaimInput, VoteVerdict
 from research.pipeline.verify.rules import RULE_CHECKS, RulesVerifier
 

@@ -7,8 +7,8 @@ import re
 import pytest
 from django.core.management import CommandError, call_command
 
+from research.bench.scifact import grouped_folds, load_claims
 from research.pipeline.verify.learned import VerifierWeights
-from research.pipeline.verify.scifact import grouped_folds, load_claims
 
 KEYS = (
     "accuracy",

@@ -16,7 +16,7 @@ In the first form, each SciFact claim with evidence becomes a question: the conf
 planner proposes a plan over the "scifact" library, and the run is driven by the same
 ``runner.step`` the workers use, until mining (or verifying) is done. Its kept claims,
 ranked by relevance, are compared with the claim's gold rationale sentences (see
-``research.pipeline.claims.bench``). The library is imported once into this database
+``research.bench.mining``). The library is imported once into this database
 (the first call imports it when it is missing). In both forms each benchmark run and its
 plan are deleted afterwards unless ``--keep``.
 """
@@ -31,6 +31,14 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ledger.models import Library, Source
 from research.bench.library_scoring import NO_READER
+from research.bench.mining import (
+    AnchorSpan,
+    GoldQuestion,
+    RankedClaim,
+    RunsBench,
+    score_question,
+)
+from research.bench.scifact import SciFactClaim, SciFactDoc, load_claims, load_corpus
 from research.management.benchruns import (
     UNTIL,
     bench_user,
@@ -40,15 +48,7 @@ from research.management.benchruns import (
 )
 from research.management.library_bench import LibraryBench, LibraryBenchOptions, read_marks
 from research.models import Run, RunState, StageCheckpoint
-from research.pipeline.claims.bench import (
-    AnchorSpan,
-    GoldQuestion,
-    RankedClaim,
-    RunsBench,
-    score_question,
-)
 from research.pipeline.claims.roles import NON_FINDING_ROLES, classify_sentence
-from research.pipeline.verify.scifact import SciFactClaim, SciFactDoc, load_claims, load_corpus
 from research.stages.retrieve import pools_of_checkpoint
 
 FIGURES = (

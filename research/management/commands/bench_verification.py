@@ -10,7 +10,7 @@ scores the committed non-biomedical claims (``tests/fixtures/verify/ood``, SciFa
 format) the same way, always against their own cited articles (oracle). ``--agreement``
 adds each family's own accuracy per gold label and how often two families' errors
 coincide; ``--ablation`` scores the claims again with each hand predicate of the verdict
-path off (``research.pipeline.verify.bench.ablation_variants``: the aggregate's lexical
+path off (``research.bench.verification.ablation_variants``: the aggregate's lexical
 predicates on the same votes, each rules check, align's support veto) and each family
 left out. On ``--split train``
 the learned, align and NLI families score every claim with the cross-validation fold
@@ -68,10 +68,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:
+        from research.bench.scifact import load_claims, load_corpus
+        from research.bench.verification import run_open, run_oracle
         from research.pipeline.verify import default_config, verify_encoder
-        from research.pipeline.verify.bench import run_open, run_oracle
         from research.pipeline.verify.embedcache import EmbeddingCache
-        from research.pipeline.verify.scifact import load_claims, load_corpus
         from research.providers.embedder import configure_threads
 
         from .train_verifier import cache_dir
@@ -139,7 +139,7 @@ class Command(BaseCommand):
         )
         self.stdout.write(f"out_of_fold: {int(out_of_fold)}")
         if opts["agreement"]:
-            from research.pipeline.verify.bench import agreement_table
+            from research.bench.verification import agreement_table
 
             for line in agreement_table(result.details):
                 self.stdout.write(line)
@@ -165,7 +165,7 @@ class Command(BaseCommand):
         cache.save()
 
     def _ablation(self, claims: Any, docs: Any, config: Any) -> None:
-        from research.pipeline.verify.bench import ablation_variants, run_oracle
+        from research.bench.verification import ablation_variants, run_oracle
 
         keys = (
             "macro_f1",

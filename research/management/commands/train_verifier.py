@@ -25,8 +25,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from research.bench.verifier_training import TrainConfig, train_and_evaluate
 from research.pipeline.verify.learned import WEIGHTS_PATH
-from research.pipeline.verify.training import TrainConfig, train_and_evaluate
 
 
 class Command(BaseCommand):
@@ -57,9 +57,9 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **opts: Any) -> None:
         if importlib.util.find_spec("sklearn") is None:
             raise CommandError("training needs scikit-learn: pip install '.[train]'")
+        from research.bench.scifact import load_claims, load_corpus
         from research.pipeline.verify import verify_encoder
         from research.pipeline.verify.embedcache import EmbeddingCache
-        from research.pipeline.verify.scifact import load_claims, load_corpus
         from research.providers.embedder import configure_threads
 
         configure_threads()
@@ -94,11 +94,11 @@ class Command(BaseCommand):
         self.stderr.write(f"weights written to {opts['out']}")
 
     def _align(self, docs: Any, claims: Any, learned_path: Path, out: Path | None) -> None:
+        from research.bench.quorum_training import train_quorum
         from research.pipeline.verify import verify_encoder
         from research.pipeline.verify.align import ALIGN_WEIGHTS_PATH
         from research.pipeline.verify.embedcache import EmbeddingCache
         from research.pipeline.verify.learned import VerifierWeights
-        from research.pipeline.verify.quorum_training import train_quorum
 
         encoder = verify_encoder()
         cache = EmbeddingCache(encoder.encode, cache_dir(encoder.label))
@@ -116,10 +116,10 @@ class Command(BaseCommand):
         self.stderr.write(f"weights written to {out} and {learned_path}")
 
     def _calibrate(self, docs: Any, claims: Any, out: Path) -> None:
+        from research.bench.verifier_training import calibrated_weights
         from research.pipeline.verify import verify_encoder
         from research.pipeline.verify.embedcache import EmbeddingCache
         from research.pipeline.verify.learned import VerifierWeights
-        from research.pipeline.verify.training import calibrated_weights
 
         encoder = verify_encoder()  # the vectors verification sees
         cache = EmbeddingCache(encoder.encode, cache_dir(encoder.label))

@@ -31,27 +31,23 @@ from research.pipeline.claims.records import (
 )
 from research.pipeline.claims.roles import classify_sentence
 from research.pipeline.claims.select import mine_run
-from research.pipeline.text import (
-    content_stems,
-    content_words,
-    is_meaningful_quote,
-    split_sentences,
-)
+from research.pipeline.language.lexicon import content_stems, content_words, is_meaningful_quote
+from research.pipeline.language.sentences import split_sentences
 from research.providers.llm import JsonSchema, LLMClient, LLMError
 
-TYPES = frozenset(
-    [
-        "historical",
-        "definitional",
-        "mechanistic",
-        "empirical",
-        "comparative",
-        "current-state",
-        "causal",
-        "numerical",
-        "temporal",
-        "recommendation",
-    ]
+# The claim types (the values of ledger.models.ClaimType, which the pipeline, a layer below
+# the models, does not import): the atomizer's schema offers these, any other is dropped.
+TYPES = (
+    "historical",
+    "definitional",
+    "mechanistic",
+    "empirical",
+    "comparative",
+    "current-state",
+    "causal",
+    "numerical",
+    "temporal",
+    "recommendation",
 )
 MIN_QUOTE_COVERAGE = 0.6  # share of the claim's content words its quote must contain
 MAX_CLAIMS = 10  # atomic claims one passage may yield

@@ -9,77 +9,33 @@ from __future__ import annotations
 
 import re
 
-from research.pipeline.text import hedges, quantities, years
+from research.pipeline.language.cues import (
+    CAUSAL_CUE,
+    COMPARATIVE_CUE,
+    CURRENT_STATE_CUE,
+    DEFINITIONAL_CUE,
+    FAST_CHANGING_CUE,
+    HISTORICAL_CUE,
+    MECHANISTIC_CUE,
+    NAME_CONNECTORS,
+    RECOMMENDATION_CUE,
+    SENTENCE_STARTERS,
+    TEMPORAL_CUE,
+)
+from research.pipeline.language.lexicon import hedges
+from research.pipeline.language.quantities import quantities, years
 
 _TYPE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "recommendation",
-        re.compile(
-            r"\b(should|ought to|recommend\w*|is advised|are advised|best practice|"
-            r"must be (?:used|avoided|given)|is preferred)\b",
-            re.I,
-        ),
-    ),
-    (
-        "current-state",
-        re.compile(
-            r"\b(currently|current|now|nowadays|today|as of|at present|presently|latest|"
-            r"state[- ]of[- ]the[- ]art|recent(?:ly)?|this year|still)\b",
-            re.I,
-        ),
-    ),
-    (
-        "comparative",
-        re.compile(
-            r"\b(than|compared (?:with|to)|versus|vs\.?|outperform\w*|superior|inferior|"
-            r"better|worse|relative to|in contrast to)\b",
-            re.I,
-        ),
-    ),
-    (
-        "causal",
-        re.compile(
-            r"\b(caus\w*|leads? to|led to|results? in|resulted in|induc\w*|due to|because|"
-            r"prevent\w*|triggers?|drives?|responsible for|contributes? to|promot\w*|"
-            r"inhibit\w*|protects?|confers?)\b",
-            re.I,
-        ),
-    ),
-    (
-        "historical",
-        re.compile(
-            r"\b(was (?:first |originally )?(?:introduced|proposed|invented|discovered|founded|"
-            r"developed|described|published)|were (?:first )?(?:introduced|discovered)|"
-            r"first (?:described|reported|proposed)|in the (?:\d{2}th|\w+teenth) century)\b",
-            re.I,
-        ),
-    ),
-    (
-        "temporal",
-        re.compile(
-            r"\b(in|since|until|before|after|between|during|by) (1[6-9]\d\d|20\d\d)\b", re.I
-        ),
-    ),
-    (
-        "definitional",
-        re.compile(
-            r"\b(is defined as|refers? to|is a (?:type|kind|class|form|family) of|"
-            r"is known as|are known as|means|denotes|consists? of|is an? \w+ (?:that|which))\b",
-            re.I,
-        ),
-    ),
-    (
-        "mechanistic",
-        re.compile(
-            r"\b(by (?:\w+ing)|through|via|mechanism\w*|pathway\w*|binds?|bound|activat\w*|"
-            r"phosphorylat\w*|regulat\w*|mediat\w*|encod\w*|works by|interacts? with|"
-            r"signal\w*)\b",
-            re.I,
-        ),
-    ),
+    ("recommendation", RECOMMENDATION_CUE),
+    ("current-state", CURRENT_STATE_CUE),
+    ("comparative", COMPARATIVE_CUE),
+    ("causal", CAUSAL_CUE),
+    ("historical", HISTORICAL_CUE),
+    ("temporal", TEMPORAL_CUE),
+    ("definitional", DEFINITIONAL_CUE),
+    ("mechanistic", MECHANISTIC_CUE),
 )
 _TOKEN = re.compile(r"[A-Za-z0-9][\w\-/']*")
-_CONNECTORS = frozenset({"of", "de", "van", "von", "der", "la"})
 
 
 def _is_name(token: str) -> bool:
@@ -93,37 +49,6 @@ def _is_name(token: str) -> bool:
 
 def _is_plain_capital(token: str) -> bool:
     return token[0].isupper() and token[1:].islower() and token.isalpha()
-
-
-_FAST = re.compile(
-    r"\b(price\w*|pricing|cost\w*|leaderboard|rank\w*|version|release\w*|api|model|"
-    r"market|share|users|subscribers|ceo|president|record)\b",
-    re.I,
-)
-_SENTENCE_STARTERS = frozenset(
-    [
-        "The",
-        "This",
-        "These",
-        "That",
-        "Those",
-        "A",
-        "An",
-        "In",
-        "On",
-        "At",
-        "For",
-        "From",
-        "By",
-        "With",
-        "We",
-        "Our",
-        "It",
-        "Its",
-        "Here",
-        "However",
-    ]
-)
 
 
 def claim_type(text: str) -> str:
@@ -154,13 +79,13 @@ def entities(text: str) -> list[str]:
         if token and _is_name(token) and not (initial and _is_plain_capital(token)):
             run.append(token)
             continue
-        if token in _CONNECTORS and run:
+        if token in NAME_CONNECTORS and run:
             run.append(token)
             continue
-        while run and run[-1] in _CONNECTORS:
+        while run and run[-1] in NAME_CONNECTORS:
             run.pop()
         name = " ".join(run)
-        if name and name not in found and name not in _SENTENCE_STARTERS:
+        if name and name not in found and name not in SENTENCE_STARTERS:
             found.append(name)
         run = []
         if pending is not None:
@@ -173,7 +98,7 @@ def entities(text: str) -> list[str]:
 def time_sensitivity(text: str, kind: str) -> str:
     if kind == "current-state":
         return "current-state"
-    if _FAST.search(text) and kind in ("numerical", "comparative", "empirical"):
+    if FAST_CHANGING_CUE.search(text) and kind in ("numerical", "comparative", "empirical"):
         return "fast-changing"
     if kind in ("historical", "definitional", "mechanistic") or years(text):
         return "stable"

@@ -17,7 +17,29 @@ from dataclasses import dataclass
 
 from research.pipeline.claims.roles import AIM, METHOD, classify_sentence, label_spans, strip_label
 from research.pipeline.claims.roles import DESIGN as DESIGN_ROLE
-from research.pipeline.text import split_sentences
+from research.pipeline.language.design import (
+    ANIMAL_SUBJECTS,
+    CASE_CONTROL_CUE,
+    CASE_REPORT_CUE,
+    CITED_STUDY_CUE,
+    COHORT_CUE,
+    CROSS_SECTIONAL_CUE,
+    GUIDELINE_CUE,
+    HUMAN_SUBJECTS,
+    IN_VITRO_SUBJECTS,
+    INDEFINITE_OPENER,
+    META_ANALYSIS_CUE,
+    NARRATIVE_REVIEW_CUE,
+    OWN_REVIEW_CUE,
+    OWN_STUDY_CUE,
+    PEOPLE_GROUP,
+    RCT_CUE,
+    STATED_AGE_MEAN,
+    STATED_AGE_MIN,
+    STATED_AGE_RANGE,
+    SYSTEMATIC_REVIEW_CUE,
+)
+from research.pipeline.language.sentences import split_sentences
 
 META_ANALYSIS = "meta-analysis"
 SYSTEMATIC_REVIEW = "systematic-review"
@@ -62,111 +84,15 @@ NON_HUMAN = frozenset({ANIMAL, IN_VITRO})
 TEXT_CHARS = 4000  # designs and populations are stated early (abstract, methods summary)
 
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        META_ANALYSIS,
-        re.compile(
-            r"\b(meta-?analy\w+|meta analy\w+|pooled analysis of (?:\d+ )?(?:randomi[sz]ed|"
-            r"trials|studies|cohorts)|individual (?:patient|participant) data analysis)\b",
-            re.I,
-        ),
-    ),
-    (
-        SYSTEMATIC_REVIEW,
-        re.compile(r"\b(systematic(?:ally)? (?:literature )?review\w*|cochrane review)\b", re.I),
-    ),
-    (
-        GUIDELINE,
-        re.compile(
-            r"\b(guidelines?|recommendation statement|consensus statement|position "
-            r"(?:statement|paper)|practice parameter|clinical practice recommendations?)\b",
-            re.I,
-        ),
-    ),
-    (
-        RCT,
-        re.compile(
-            r"\b(randomi[sz]ed(?:,)? (?:\w+[- ]?){0,4}(?:trial|study)|randomly (?:assigned|"
-            r"allocated)|placebo[- ]controlled|double[- ]blind\w*|randomi[sz]ed controlled|"
-            r"\bRCTs?\b)",
-            re.I,
-        ),
-    ),
-    (
-        CASE_CONTROL,
-        re.compile(r"\b(case[- ]control|cases and (?:matched )?controls|matched controls)\b", re.I),
-    ),
-    (
-        COHORT,
-        re.compile(
-            r"\b(cohort|prospective(?:ly)? (?:study|studies|follow|data|analysis|observational)|"
-            r"longitudinal (?:study|analysis|data)|followed (?:up )?for \d|years? of follow-?up)\b",
-            re.I,
-        ),
-    ),
-    (
-        CROSS_SECTIONAL,
-        re.compile(r"\b(cross[- ]sectional|prevalence (?:study|survey)|national survey)\b", re.I),
-    ),
-    (
-        CASE_REPORT,
-        re.compile(
-            r"\b(case reports?|case series|we (?:report|describe|present) (?:a|an|the|two|"
-            r"three) (?:case|patient)|a \d{1,3}-year-old (?:man|woman|male|female|patient|"
-            r"boy|girl))\b",
-            re.I,
-        ),
-    ),
-    (
-        NARRATIVE_REVIEW,
-        re.compile(
-            r"(\breview\b|\boverview\b|\brecent advances\b|\bcurrent (?:concepts|knowledge|"
-            r"understanding)\b|\bperspective\b|\bprimer\b|\bstate of the art\b)",
-            re.I,
-        ),
-    ),
-)
-_ANIMAL = re.compile(
-    r"\b(mice|mouse|murine|rats?|rodents?|zebrafish|drosophila|c\. elegans|caenorhabditis|"
-    r"xenopus|yeast|primates?|macaques?|monkeys?|pigs?|piglets?|dogs?|canine|rabbits?|sheep|"
-    r"ovine|bovine|cattle|chickens?|hamsters?|guinea pigs?|knockout|transgenic)\b",
-    re.I,
-)
-_IN_VITRO = re.compile(
-    r"\b(in vitro|cell lines?|cultured (?:cells|neurons)|cell cultures?|hela|hek ?293|"
-    r"organoids?|fibroblasts|explants?|recombinant (?:protein|enzyme))\b",
-    re.I,
-)
-_HUMAN = re.compile(
-    r"\b(patients?|participants?|subjects|volunteers|women|men|adults?|children|infants|"
-    r"adolescents|persons|people|individuals|residents|respondents|veterans|population|"
-    r"elderly|outpatients|inpatients)\b",
-    re.I,
-)
-# Ages as stated: "aged 20-40 y", "65 years or older", "over 60", "mean age, 66 years".
-_AGE_RANGE = re.compile(
-    r"\b(?:aged|ages?|age range(?: of)?|between)\s*(?P<a>\d{1,3})\s*(?:-|–|to|and)\s*"
-    r"(?P<b>\d{1,3})\s*(?:y\b|yr|years?|yo)",
-    re.I,
-)
-_AGE_MIN = re.compile(
-    r"\b(?:aged|ages?|age)?\s*(?:(?:≥|>=|>)\s*(?P<a>\d{1,3})\s*(?:y\b|yr|years?)|(?P<b>\d{1,3})\s*"
-    r"(?:y\b|yr|years?)(?: of age)?(?: (?:or|and) (?:older|over|above|more))|(?:over|older than|"
-    r"above|at least)\s*(?P<c>\d{1,3})\s*(?:y\b|yr|years?))",
-    re.I,
-)
-_AGE_MEAN = re.compile(
-    r"\b(?:mean|median|average) age(?: was| of|,|:)?\s*(?P<a>\d{1,3}(?:\.\d)?)\s*"
-    r"(?:y\b|yr|years?)?",
-    re.I,
-)
-# A group of people with its qualifiers: words of age or health, or any hyphenated
-# compound ("low-income", "school-age", "treatment-naive"): "healthy young adults".
-_GROUP = re.compile(
-    r"\b((?:[a-z]+-[a-z]+ |healthy |pregnant |older |elderly |young |younger )*(?:adults|"
-    r"women|men|children|infants|adolescents|elderly (?:people|persons|patients)|"
-    r"older (?:people|persons|patients)|patients with [\w' -]{3,40}?|residents|newborns|"
-    r"neonates))\b",
-    re.I,
+    (META_ANALYSIS, META_ANALYSIS_CUE),
+    (SYSTEMATIC_REVIEW, SYSTEMATIC_REVIEW_CUE),
+    (GUIDELINE, GUIDELINE_CUE),
+    (RCT, RCT_CUE),
+    (CASE_CONTROL, CASE_CONTROL_CUE),
+    (COHORT, COHORT_CUE),
+    (CROSS_SECTIONAL, CROSS_SECTIONAL_CUE),
+    (CASE_REPORT, CASE_REPORT_CUE),
+    (NARRATIVE_REVIEW, NARRATIVE_REVIEW_CUE),
 )
 
 
@@ -188,21 +114,6 @@ class SourceProfile:
         return DESIGN_LABELS.get(self.design, "")
 
 
-_SELF = re.compile(
-    r"\b(we|our|this|these|the present|the current|here|herein)\b|"
-    r"\b(?:were|was) (?:randomly|randomi[sz]ed|enrolled|recruited|followed|assigned)",
-    re.I,
-)
-# "A randomized trial of 400 adults …" describes the document's own study; "A meta-analysis
-# published in 2007 showed …" cites someone else's.
-_INDEFINITE = re.compile(r"^(?:in )?(?:a|an)\s", re.I)
-_CITING = re.compile(
-    r"\b(published|previous(?:ly)?|prior|earlier|recent(?:ly)?|several|many|other|existing|"
-    r"a number of|has been|have been|had been)\b",
-    re.I,
-)
-
-
 def own_design_text(text: str) -> str:
     """The sentences in which a document describes its own study (not the studies it cites):
     those that speak of "we", "this study", start "A randomized trial…", or state methods,
@@ -217,7 +128,9 @@ def own_design_text(text: str) -> str:
             label = found[-1].label
         role = classify_sentence(sentence, label).role
         bare = strip_label(sentence)
-        own = _SELF.search(bare) or (_INDEFINITE.search(bare) and not _CITING.search(bare))
+        own = OWN_STUDY_CUE.search(bare) or (
+            INDEFINITE_OPENER.search(bare) and not CITED_STUDY_CUE.search(bare)
+        )
         if own or role in (METHOD, DESIGN_ROLE, AIM):
             kept.append(sentence)
     return " ".join(kept)
@@ -247,20 +160,13 @@ def classify_design(title: str, text: str) -> tuple[str, str]:
 
 
 def _review_in_text(body: str) -> bool:
-    return bool(
-        re.search(
-            r"\b(this|the present|in this|we) (?:review|overview)\b|\bhere,? we review\b|"
-            r"\bwe (?:summari[sz]e|review|discuss) (?:the |recent |current )",
-            body,
-            re.I,
-        )
-    )
+    return bool(OWN_REVIEW_CUE.search(body))
 
 
 def _non_human(text: str) -> str:
-    animal = len(_ANIMAL.findall(text))
-    cells = len(_IN_VITRO.findall(text))
-    human = len(_HUMAN.findall(text))
+    animal = len(ANIMAL_SUBJECTS.findall(text))
+    cells = len(IN_VITRO_SUBJECTS.findall(text))
+    human = len(HUMAN_SUBJECTS.findall(text))
     if animal >= 2 and animal > human:
         return ANIMAL
     if cells >= 2 and cells > human and animal == 0:
@@ -272,17 +178,17 @@ def ages(text: str) -> tuple[float | None, float | None, str]:
     """The participants' age range as stated (min, max, the words), first statement wins."""
     body = text[:TEXT_CHARS]
     candidates: list[tuple[int, float | None, float | None, str]] = []
-    m = _AGE_RANGE.search(body)
+    m = STATED_AGE_RANGE.search(body)
     if m:
         a, b = float(m.group("a")), float(m.group("b"))
         if a < b <= 120:
             candidates.append((m.start(), a, b, m.group(0)))
-    m = _AGE_MIN.search(body)
+    m = STATED_AGE_MIN.search(body)
     if m:
         value = m.group("a") or m.group("b") or m.group("c")
         if value and float(value) <= 120:
             candidates.append((m.start(), float(value), None, m.group(0).strip()))
-    m = _AGE_MEAN.search(body)
+    m = STATED_AGE_MEAN.search(body)
     if m and not candidates and float(m.group("a")) <= 120:
         mean = float(m.group("a"))
         candidates.append((m.start(), mean, mean, m.group(0).strip()))
@@ -293,7 +199,7 @@ def ages(text: str) -> tuple[float | None, float | None, str]:
 
 
 def population_words(text: str) -> str:
-    match = _GROUP.search(text[:TEXT_CHARS])
+    match = PEOPLE_GROUP.search(text[:TEXT_CHARS])
     return match.group(1).strip() if match else ""
 
 
@@ -303,7 +209,7 @@ def profile_source(title: str, text: str, year: int | None = None) -> SourceProf
     humans: bool | None
     if design in NON_HUMAN:
         humans = False
-    elif _HUMAN.search(title + " " + text[:TEXT_CHARS]):
+    elif HUMAN_SUBJECTS.search(title + " " + text[:TEXT_CHARS]):
         humans = True
     else:
         humans = None

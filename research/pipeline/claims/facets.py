@@ -19,8 +19,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from research.pipeline.effect import EFFECT_VERBS
-from research.pipeline.text import DOWN_WORDS, NULL_EFFECT, UP_WORDS
+from research.pipeline.language.cues import (
+    ASSOCIATION_PHRASE,
+    EFFECT_FIGURE,
+    NEGATED_ASSOCIATION,
+    NEGATED_VERB,
+    NON_VERB_DIRECTION_WORDS,
+    NULL_RESULT_PHRASE,
+    OUTCOME_END,
+    POPULATION_PHRASE,
+    STUDY_LEAD_IN,
+)
+from research.pipeline.language.direction import DOWN_WORDS, NULL_EFFECT, UP_WORDS
+from research.pipeline.language.effects import EFFECT_VERBS
 
 
 @dataclass(frozen=True)
@@ -53,74 +64,12 @@ CONFLICTS = frozenset(
     }
 )
 
-_ASSOCIATION = re.compile(
-    r"\b(?:(?:was|were|is|are|be|been|being) )?(?:not |inversely |positively |negatively |"
-    r"independently |significantly |strongly |weakly )*(?:associated|correlated|linked) "
-    r"(?:with|to)\b|\bpredict(?:s|ed)?\b",
-    re.I,
-)
-_NOT_ASSOCIATED = re.compile(
-    r"\b(?:not|no|nor|neither)\s+(?:\w+\s+)?(?:associat|correlat|linked|related|predict)", re.I
-)
-# A negated verb, what is denied in the word after it: "did not reduce", "could not be
-# reached", "is not soluble in", "no longer supports". Whether it is an effect denied
-# or a property is the word's business (``effect_word``).
-_NEGATION = re.compile(
-    r"\b(?:(?:did|does|do|could|can|may|might|would|will|was|were|is|are|has|have|had)"
-    r"\s+not|never|no longer)\s+(?:(?:significantly|substantially|materially|be|been|"
-    r"further)\s+)*(?P<verb>[^\W\d_][\w-]*)",
-    re.I,
-)
-# A stated null result: "had no significant effect on", "there was no difference in".
-_NULL_PHRASE = re.compile(
-    r"\b(?:had|has|have|showed|shows|there (?:was|were|is|are))\s+no\s+(?:significant\s+|"
-    r"statistically significant\s+|clear\s+|measurable\s+)?(?:effect|influence|impact|"
-    r"difference|change|association|benefit)\s+(?:on|in|of|with|between)?",
-    re.I,
-)
-_STOP = re.compile(
-    r"\s+(?:by|compared|relative|than|versus|vs\.?|among|in (?:a|an)\b|in (?:the )?(?:\d|patients|"
-    r"women|men|adults|children|participants|subjects|people|persons|mice|rats)|"
-    r"at|over|during|after|within|from|when|while|whereas|although|but|"
-    r"(?:p|P)\s*[<=>])\b|\s*[,;:(\[]"
-)
-_POPULATION = re.compile(
-    r"\b(?:in|among|of|for)\s+(?P<who>(?:(?:a|an|the|\d[\d,]*|all|healthy|older|younger|"
-    r"elderly|young|adult|pregnant|obese|male|female|white|black|[a-z]+-[a-z]+|[A-Z][a-z]+)"
-    r"\s+){0,5}(?:patients|"
-    r"women|men|adults|children|infants|adolescents|participants|subjects|people|persons|"
-    r"individuals|residents|volunteers|mice|rats|animals|cells|users|firms|households|"
-    r"companies|students|workers|countries)(?:\s+(?:with|aged|over|older than|who)\s+"
-    r"[^,;.()]{1,60})?)",
-    re.I,
-)
-# "In a randomized trial of 3,270 women, X reduced Y": the lead-in is not the intervention.
-_LEAD = re.compile(
-    r"^(?:(?:in|among|for|from|across|after|during|over|using|with) (?:[^,]|,(?=\d)){3,160},\s*)+",
-    re.I,
-)
-# A confidence interval stays with the figure it qualifies: "odds ratio 0.88, 95% confidence
-# interval 0.81 to 0.96" is one effect, and its "95%" is not a second one.
-_INTERVAL = (
-    r"(?:[,;]?\s*(?:90|95|99)\s*%\s*(?:confidence interval|CI)[,:\s]*"
-    r"-?\d+(?:\.\d+)?\s*(?:to|-|–)\s*-?\d+(?:\.\d+)?)?"
-)
-_EFFECT = re.compile(
-    r"(?:\bby\s+)?\d+(?:\.\d+)?\s*(?:%|percent\b|per cent\b)"
-    r"(?!\s*(?:confidence|credible|CI\b))(?:\s*\([^)]{0,80}\))?|"
-    r"\b(?:OR|RR|HR|IRR|odds ratio|hazard ratio|relative risk|risk ratio|rate ratio)"
-    r"[,:=\s]*(?:(?:of|was|were|is)\s+)?\d+(?:\.\d+)?(?:\s*[\(\[][^)\]]{0,80}[\)\]])?"
-    + _INTERVAL
-    + "|"
-    r"\b[Pp]\s*[<=≤]\s*0?\.\d+|\b\d+(?:\.\d+)?[- ]fold\b",
-)
-
 
 def stated_null(text: str) -> bool:
     """Whether the text states a null result. "No longer" (in text.NULL_EFFECT for the
     verifiers' conflict cues) is a change of state, not a null result: "X no longer
     supports Y" estimates no effect."""
-    return bool(_NULL_PHRASE.search(text)) or any(
+    return bool(NULL_RESULT_PHRASE.search(text)) or any(
         m.group(0).lower() != "no longer" for m in NULL_EFFECT.finditer(text)
     )
 
@@ -137,31 +86,33 @@ def effect_word(word: str) -> bool:
 
 def direction_of(text: str) -> str:
     """Which way the finding goes, as stated; "" when it states none (see the module)."""
-    negation = _NEGATION.search(text)
+    negation = NEGATED_VERB.search(text)
     if stated_null(text) or (negation is not None and effect_word(negation["verb"])):
-        assoc = _ASSOCIATION.search(text)
+        assoc = ASSOCIATION_PHRASE.search(text)
         return NOT_ASSOCIATED if assoc and "not" in assoc.group(0).lower() else NO_EFFECT
     if negation is not None:
         # A property denied ("is not soluble in water"): no direction, unless an association
         # is what the sentence denies.
-        return NOT_ASSOCIATED if _NOT_ASSOCIATED.search(text) else ""
+        return NOT_ASSOCIATED if NEGATED_ASSOCIATION.search(text) else ""
     words = re.findall(r"[a-z]+", text.lower())
     up = sum(w in UP_WORDS for w in words)
     down = sum(w in DOWN_WORDS for w in words)
     if up != down:
         return INCREASES if up > down else DECREASES
-    if _ASSOCIATION.search(text):
-        return NOT_ASSOCIATED if _NOT_ASSOCIATED.search(text) else ASSOCIATED
+    if ASSOCIATION_PHRASE.search(text):
+        return NOT_ASSOCIATED if NEGATED_ASSOCIATION.search(text) else ASSOCIATED
     return ""
 
 
 def _effect_phrase(text: str) -> re.Match[str] | None:
-    negation = _NEGATION.search(text)
+    negation = NEGATED_VERB.search(text)
     if negation is not None and not effect_word(negation["verb"]):
-        if not stated_null(text) and not _ASSOCIATION.search(text):
+        if not stated_null(text) and not ASSOCIATION_PHRASE.search(text):
             return None  # a property denied ("is not soluble in"): no effect split
         negation = None  # "did not differ": the null phrase or the association splits
-    phrases = [m for m in (negation, _NULL_PHRASE.search(text), _ASSOCIATION.search(text)) if m]
+    phrases = [
+        m for m in (negation, NULL_RESULT_PHRASE.search(text), ASSOCIATION_PHRASE.search(text)) if m
+    ]
     if phrases:
         return min(phrases, key=lambda m: m.start())
     candidates: list[re.Match[str]] = []
@@ -171,18 +122,7 @@ def _effect_phrase(text: str) -> re.Match[str] | None:
         if (
             m.start() > 0
             and (word in UP_WORDS or word in DOWN_WORDS)
-            and word
-            not in (
-                "higher",
-                "lower",
-                "greater",
-                "more",
-                "less",
-                "fewer",
-                "loss",
-                "gain",
-                "gains",
-            )
+            and word not in NON_VERB_DIRECTION_WORDS
         ):
             candidates.append(m)
             break
@@ -199,13 +139,13 @@ def facets(text: str, source_population: str = "", year: int | None = None) -> F
     phrase = _effect_phrase(text)
     intervention = outcome = ""
     if phrase is not None:
-        head = _LEAD.sub("", text[: phrase.start()])
+        head = STUDY_LEAD_IN.sub("", text[: phrase.start()])
         intervention = _trim(head, 160)
         rest = text[phrase.end() :]
-        stop = _STOP.search(rest)
+        stop = OUTCOME_END.search(rest)
         outcome = _trim(rest[: stop.start()] if stop else rest)
-    who = _POPULATION.search(text)
-    effects = [m.group(0).strip() for m in _EFFECT.finditer(text)]
+    who = POPULATION_PHRASE.search(text)
+    effects = [m.group(0).strip() for m in EFFECT_FIGURE.finditer(text)]
     return Facets(
         population=_trim(who.group("who")) if who else _trim(source_population),
         intervention=intervention if len(intervention.split()) <= 20 else "",

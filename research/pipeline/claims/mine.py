@@ -32,183 +32,29 @@ from research.pipeline.claims.records import (
 from research.pipeline.claims.roles import (
     QUESTION,
     Role,
-    classify_sentence,
+    classify_sentences,
     label_spans,
     strip_label,
 )
-from research.pipeline.text import (
-    DOWN_WORDS,
-    UP_WORDS,
-    claim_fingerprint,
-    content_stems,
-    content_words,
-    is_adverb,
-    negated,
-    quantities,
-    split_sentences,
-    trim_span,
-    words,
+from research.pipeline.language.cues import (
+    AUXILIARY_VERBS,
+    COMMON_VERBS,
+    IRREGULAR_PAST_VERBS,
+    LEADING_DEMONSTRATIVE,
+    REPORTING_FRAME,
 )
+from research.pipeline.language.direction import DOWN_WORDS, UP_WORDS, negated
+from research.pipeline.language.lexicon import content_stems, content_words, is_adverb, words
+from research.pipeline.language.quantities import quantities
+from research.pipeline.language.sentences import clause_pieces, split_sentences, trim_span
+from research.pipeline.text import claim_fingerprint
 
-_FRAME = re.compile(
-    r"^(?:(?:here,?|in this (?:study|paper|work),?|overall,?|together,?|collectively,?|"
-    r"importantly,?|notably,?|moreover,?|furthermore,?|in addition,?|additionally,?|"
-    r"finally,?|thus,?|therefore,?|however,?|in summary,?|in conclusion,?)\s+)*"
-    r"(?:(?:we|our (?:results|data|findings)|these (?:results|data|findings)|this study|"
-    r"the (?:results|data|study))\s+(?:also\s+)?"
-    r"(?:show|showed|shows|demonstrate|demonstrated|demonstrates|find|found|report|"
-    r"reported|reveal|revealed|reveals|observe|observed|establish|established|confirm|"
-    r"confirmed|identify|identified)\s+that\s+)?",
-    re.IGNORECASE,
-)
-# "This interaction was confirmed…": the demonstrative points outside the sentence; the
-# claim says "The interaction…" (the anchor quote keeps the source's words).
-_DEMONSTRATIVE = re.compile(r"^(?:This|These|That|Those)\s+(?=[a-z])")
-_AUX_VERBS = frozenset(
-    [
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "has",
-        "have",
-        "had",
-        "can",
-        "could",
-        "may",
-        "might",
-        "must",
-        "shall",
-        "should",
-        "will",
-        "would",
-        "does",
-        "do",
-        "did",
-        "remains",
-        "remain",
-        "seems",
-        "seem",
-        "appears",
-        "appear",
-    ]
-)
-# Past forms that do not end in -ed (one list: the verbs and the predicate splitter's
-# same-form check both read it).
-_IRREGULAR_PAST = frozenset(
-    [
-        "became",
-        "made",
-        "gave",
-        "took",
-        "showed",
-        "shown",
-        "led",
-        "began",
-        "rose",
-        "fell",
-        "grew",
-        "remained",
-        "emerged",
-    ]
-)
-_COMMON_VERBS = (
-    frozenset(
-        [
-            "combines",
-            "combine",
-            "uses",
-            "use",
-            "requires",
-            "require",
-            "shows",
-            "show",
-            "causes",
-            "cause",
-            "contains",
-            "contain",
-            "includes",
-            "include",
-            "provides",
-            "provide",
-            "depends",
-            "depend",
-            "affects",
-            "affect",
-            "produces",
-            "produce",
-            "binds",
-            "bind",
-            "encodes",
-            "encode",
-            "regulates",
-            "regulate",
-            "mediates",
-            "mediate",
-            "enables",
-            "enable",
-            "allows",
-            "allow",
-            "supports",
-            "support",
-            "outperforms",
-            "outperform",
-            "achieves",
-            "achieve",
-            "exhibits",
-            "exhibit",
-            "remains",
-            "occurs",
-            "occur",
-            "leads",
-            "lead",
-            "results",
-            "correlates",
-            "correlate",
-            "predicts",
-            "predict",
-            "balances",
-            "balance",
-            "relieves",
-            "relieve",
-            "treats",
-            "treat",
-            "improves",
-            "improve",
-            "reduces",
-            "reduce",
-            "lowers",
-            "lower",
-            "raises",
-            "raise",
-            "prevents",
-            "prevent",
-            "protects",
-            "protect",
-            "drives",
-            "drive",
-            "become",
-            "becomes",
-            "makes",
-            "gives",
-            "takes",
-            "performed",
-            "performs",
-            "played",
-            "plays",
-        ]
-    )
-    | _IRREGULAR_PAST
-)
-_CLAUSE_SPLIT = re.compile(r";\s+|,\s+(?:but|whereas|while|although)\s+|,\s+and\s+(?=\S)")
 _PREDICATE_SPLIT = re.compile(r"\s+and\s+(?=\S)")
 
 
 def is_verb(token: str) -> bool:
     t = token.lower().strip(",")
-    return t in _AUX_VERBS or t in _COMMON_VERBS or t in UP_WORDS or t in DOWN_WORDS
+    return t in AUXILIARY_VERBS or t in COMMON_VERBS or t in UP_WORDS or t in DOWN_WORDS
 
 
 def _first_verb(tokens: list[str]) -> int:
@@ -230,9 +76,9 @@ def clean_sentence(sentence: str) -> str:
     """Drop structure labels and reporting frames ("We found that ...") but keep hedges;
     a leading demonstrative ("These mice…") becomes "The"."""
     text = strip_label(sentence.strip())
-    framed = _FRAME.sub("", text, count=1)
+    framed = REPORTING_FRAME.sub("", text, count=1)
     text = framed if len(content_words(framed)) >= 2 else text
-    return _DEMONSTRATIVE.sub("The ", text, count=1)
+    return LEADING_DEMONSTRATIVE.sub("The ", text, count=1)
 
 
 def split_coordination(sentence: str) -> list[str]:
@@ -241,8 +87,7 @@ def split_coordination(sentence: str) -> list[str]:
     "P; Q", "P, but Q" and "P, and Q" split when Q has its own subject and verb; "S V1 O1
     and V2 O2" splits into "S V1 O1" and "S V2 O2"; lists of nouns never split.
     """
-    pieces = _CLAUSE_SPLIT.split(clean_sentence(sentence))
-    seps = _CLAUSE_SPLIT.findall(clean_sentence(sentence))
+    pieces, seps = clause_pieces(clean_sentence(sentence))
     clauses = [pieces[0]]
     for sep, piece in zip(seps, pieces[1:], strict=True):
         current, tokens = clauses[-1], piece.split()
@@ -285,11 +130,11 @@ def _same_form(head: str, other: str) -> bool:
     """A second predicate has its first verb's form ("improved A and balance" is one
     predicate: "balance" is a noun there, not a past tense like "improved")."""
     h, o = head.lower().strip(","), other.lower().strip(",")
-    if o in _AUX_VERBS:
+    if o in AUXILIARY_VERBS:
         return True
-    if h.endswith("ed") or h in _IRREGULAR_PAST:
-        return o.endswith("ed") or o in _IRREGULAR_PAST
-    if h.endswith("s") and h not in _AUX_VERBS:
+    if h.endswith("ed") or h in IRREGULAR_PAST_VERBS:
+        return o.endswith("ed") or o in IRREGULAR_PAST_VERBS
+    if h.endswith("s") and h not in AUXILIARY_VERBS:
         return o.endswith("s")
     return True
 
@@ -367,24 +212,26 @@ def candidates(
     """Every sentence's propositions: findings proposed, everything else dropped with why."""
     proposals: list[Proposal] = []
     dropped: list[DroppedCandidate] = []
+    read: list[tuple[Anchor, str]] = []
     for passage in passages:
         for start, end, label in labelled_spans(passage):
             anchor = _anchor(passage, start, end)
-            sentence = anchor.quote
-            if len(content_words(sentence)) < cfg.min_content_words:
-                continue  # headings, labels, fragments: not a candidate claim
-            role = classify_sentence(sentence, label)
-            reason = _unclaimable(sentence, role, cfg)
-            if reason:
-                dropped.append(DroppedCandidate(sentence, reason, anchor, role=role.role))
+            if len(content_words(anchor.quote)) >= cfg.min_content_words:
+                read.append((anchor, label))  # else a heading, label or fragment
+    roles = classify_sentences([anchor.quote for anchor, _ in read], [label for _, label in read])
+    for (anchor, _), role in zip(read, roles, strict=True):
+        sentence = anchor.quote
+        reason = _unclaimable(sentence, role, cfg)
+        if reason:
+            dropped.append(DroppedCandidate(sentence, reason, anchor, role=role.role))
+            continue
+        for text in split_coordination(sentence):
+            if len(content_words(text)) < cfg.min_content_words:
+                dropped.append(
+                    DroppedCandidate(text, "too short to state a fact", anchor, role=role.role)
+                )
                 continue
-            for text in split_coordination(sentence):
-                if len(content_words(text)) < cfg.min_content_words:
-                    dropped.append(
-                        DroppedCandidate(text, "too short to state a fact", anchor, role=role.role)
-                    )
-                    continue
-                proposals.append(Proposal(text, anchor, role.role))
+            proposals.append(Proposal(text, anchor, role.role))
     return proposals, dropped
 
 

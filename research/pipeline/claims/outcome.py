@@ -40,12 +40,18 @@ from numpy.typing import NDArray
 
 from research.pipeline.claims.facets import facets
 from research.pipeline.effect import parse_effect
-from research.pipeline.text import (
-    DOWN_WORDS,
+from research.pipeline.language.cues import (
+    LEADING_DETERMINER,
+    MEASURE_OF_PHRASE,
+    NOT_OUTCOME_WORDS,
+    OUTCOME_ALTERNATIVES_SPLIT,
+    OUTCOME_STOPWORDS,
+    RELATION_NOUNS,
+)
+from research.pipeline.language.lexicon import (
     MEASURE_WORDS,
     PEOPLE_NOUNS,
     STOPWORDS,
-    UP_WORDS,
     content_words,
     stem,
 )
@@ -56,40 +62,6 @@ Encode = Callable[[list[str]], NDArray[np.float32]]
 # 0.65, jobs ≈ employment 0.78 are in; survival ≈ mortality 0.60 is out; workers ≈
 # employment 0.64 is a known lenient match (the clinical run's record in docs/bench/).
 OUTCOME_COSINE = 0.62
-_SPLIT = re.compile(r",\s*(?:and\s+|or\s+)?|\s+(?:and/or|or|and|nor)\s+|\s*/\s*")
-_THE = re.compile(r"^(?:the|a|an|any|their|its|his|her|our)\s+", re.IGNORECASE)
-_MEASURE_OF = re.compile(
-    r"\b(?:" + "|".join(sorted(MEASURE_WORDS, key=len, reverse=True)) + r")\s+(?:of|for)\s+"
-    r"(?P<what>(?:[\w'-]+\s+){0,3}?[\w'-]+?)(?=\s+(?:in|among|of|for|with|by|at|compared|"
-    r"than|and|or|was|were|is|are|after|during|from|to)\b|[,.;:()]|$)",
-    re.IGNORECASE,
-)
-_OUTCOME_STOP = frozenset({*STOPWORDS, *MEASURE_WORDS})
-# Measure and direction words never name an outcome in a candidate sentence, however close
-# their embedding: "prices rose" reports a direction, not an outcome.
-_NOT_OUTCOME = frozenset({*_OUTCOME_STOP, *UP_WORDS, *DOWN_WORDS})
-# Words of an effect phrase that name a relation, not what it is on.
-_RELATION = frozenset(
-    [
-        "association",
-        "associations",
-        "effect",
-        "effects",
-        "difference",
-        "differences",
-        "change",
-        "changes",
-        "relationship",
-        "relationships",
-        "link",
-        "links",
-        "impact",
-        "impacts",
-        "benefit",
-        "benefits",
-        "role",
-    ]
-)
 
 
 @dataclass(frozen=True)
@@ -139,8 +111,8 @@ def alternatives(outcome: str) -> tuple[str, ...]:
     or evictions" → ("defaults", "evictions"); "default risk" → ("default",)."""
     text = re.sub(r"\b(?:the\s+)?(?:\w+\s+)?(?:of|for)\s+developing\s+", "", outcome, flags=re.I)
     out: list[str] = []
-    for part in _SPLIT.split(text):
-        words = _THE.sub("", part.strip(" ,.")).split()
+    for part in OUTCOME_ALTERNATIVES_SPLIT.split(text):
+        words = LEADING_DETERMINER.sub("", part.strip(" ,.")).split()
         while words and (words[0].lower() in MEASURE_WORDS or words[0].lower() in STOPWORDS):
             words = words[1:]
             if words and words[0].lower() in ("of", "for"):
@@ -173,12 +145,12 @@ def outcome_focus(question: str, subquestion: str) -> OutcomeFocus | None:
 
 
 def _stems(text: str) -> set[str]:
-    return {stem(w) for w in content_words(text) if w not in _OUTCOME_STOP}
+    return {stem(w) for w in content_words(text) if w not in OUTCOME_STOPWORDS}
 
 
 def _head(phrase: str) -> str:
     """The phrase's head noun: its last content word ("loan default" → "default")."""
-    words = [w for w in content_words(phrase) if w not in _OUTCOME_STOP]
+    words = [w for w in content_words(phrase) if w not in OUTCOME_STOPWORDS]
     return words[-1] if words else ""
 
 
@@ -197,7 +169,7 @@ def _lexical(alt: str, stems: set[str], idf: dict[str, float]) -> bool:
 def reported_measure(text: str) -> str:
     """The first thing a sentence reports a measure of ("lower incidence of colorectal cancer"
     → "colorectal cancer"), '' when it names none."""
-    match = _MEASURE_OF.search(text)
+    match = MEASURE_OF_PHRASE.search(text)
     return match["what"].strip() if match else ""
 
 
@@ -207,13 +179,13 @@ def other_outcome(text: str, alts: tuple[str, ...], exposure: set[str]) -> str:
     ("… was associated with reduced mortality"); never the exposure itself ("levels of
     serum ferritin", "an increase in the recommended intake of iron"), a number or one of
     ``alts``. '' when there is none."""
-    found = [m["what"] for m in _MEASURE_OF.finditer(text)] + [facets(text).outcome]
+    found = [m["what"] for m in MEASURE_OF_PHRASE.finditer(text)] + [facets(text).outcome]
     for phrase in found:
         words = [
             w
             for w in content_words(phrase)
-            if w not in _NOT_OUTCOME
-            and w not in _RELATION
+            if w not in NOT_OUTCOME_WORDS
+            and w not in RELATION_NOUNS
             and w.lower() not in PEOPLE_NOUNS
             and w.isalpha()
             and not w.endswith("ly")
@@ -231,7 +203,7 @@ def candidate_words(text: str, exposure: frozenset[str] | set[str] = frozenset()
     return [
         w
         for w in content_words(text)
-        if w not in _NOT_OUTCOME and w.isalpha() and stem(w) not in exposure
+        if w not in NOT_OUTCOME_WORDS and w.isalpha() and stem(w) not in exposure
     ]
 
 

@@ -43,77 +43,52 @@ from research.pipeline.claims.design import (
     SYSTEMATIC_REVIEW,
     SourceProfile,
 )
-from research.pipeline.text import VERSION, version_key
+from research.pipeline.language.cues import (
+    CHILD_NOUNS,
+    SCOPE_AGE_MAX,
+    SCOPE_AGE_MIN,
+    SCOPE_AGE_RANGE,
+    SCOPE_EXCLUDED_CUE,
+    SCOPE_FILLER,
+    SCOPE_PEOPLE,
+    SCOPE_REQUIRED_CUE,
+    SCOPE_VERSION_FROM,
+    SCOPE_VERSION_RANGE,
+    SCOPE_VERSION_TO,
+    SCOPE_YEAR_FROM,
+    SCOPE_YEAR_ONWARDS,
+    SCOPE_YEAR_RANGE,
+    SCOPE_YEAR_TO,
+    SCOPE_YEAR_WORDS,
+    VERSION_RANGE_WORDS,
+)
+from research.pipeline.language.design import (
+    ANIMAL_NAMED,
+    CASE_CONTROL_NAMED,
+    CASE_REPORT_NAMED,
+    COHORT_NAMED,
+    CROSS_SECTIONAL_NAMED,
+    GUIDELINE_NAMED,
+    IN_VITRO_NAMED,
+    META_ANALYSIS_NAMED,
+    NARRATIVE_REVIEW_NAMED,
+    RCT_NAMED,
+    SYSTEMATIC_REVIEW_NAMED,
+)
+from research.pipeline.language.quantities import VERSION, version_key
 
 _DESIGN_WORDS: tuple[tuple[str, str], ...] = (
-    (META_ANALYSIS, r"meta-?analy\w*|meta analy\w*"),
-    (SYSTEMATIC_REVIEW, r"systematic reviews?"),
-    (RCT, r"randomi[sz]ed(?: controlled| clinical)? trials?|rcts?|randomi[sz]ed studies"),
-    (COHORT, r"cohort(?: studies| study)?|prospective studies|longitudinal studies"),
-    (CASE_CONTROL, r"case[- ]control(?: studies| study)?"),
-    (CROSS_SECTIONAL, r"cross[- ]sectional(?: studies| study| surveys?)?"),
-    (CASE_REPORT, r"case reports?|case series"),
-    (NARRATIVE_REVIEW, r"narrative reviews?|(?<!systematic )reviews"),
-    (GUIDELINE, r"guidelines?"),
-    (ANIMAL, r"animal (?:studies|studies|models?|experiments?)|animal"),
-    (IN_VITRO, r"in vitro(?: studies)?|cell studies"),
-)
-_REQUIRED = re.compile(r"\b(only|exclusively|must|required|restricted to|limit(?:ed)? to)\b", re.I)
-_EXCLUDED = re.compile(r"\b(exclud\w*|no|not|except|without|avoid|omit)\b", re.I)
-_AGE_MIN = re.compile(
-    r"\b(?:over|above|older than|at least|aged?|≥|>=|>)\s*(\d{1,3})\s*(?:\+|years?|y\b|yrs?)?"
-    r"(?:\s*(?:and|or)\s*(?:over|older|above))?|\b(\d{1,3})\s*(?:\+|years? (?:and|or) "
-    r"(?:older|over|above))",
-    re.I,
-)
-_AGE_MAX = re.compile(r"\b(?:under|below|younger than|less than|<|≤|<=)\s*(\d{1,3})\b", re.I)
-_AGE_RANGE = re.compile(
-    r"\b(?:aged?\s*)?(\d{1,3})\s*(?:-|–|to)\s*(\d{1,3})\s*(?:years?|y\b)?", re.I
-)
-_YEAR_FROM = re.compile(
-    r"\b(?:since|after|from|published after|newer than|>=?)\s*((?:19|20)\d\d)\b", re.I
-)
-_YEAR_TO = re.compile(
-    r"\b(?:before|until|up to|prior to|published before|<=?)\s*((?:19|20)\d\d)\b", re.I
-)
-_YEAR_RANGE = re.compile(r"\b((?:19|20)\d\d)\s*(?:-|–|to|and)\s*((?:19|20)\d\d)\b")
-_YEAR_ONWARDS = re.compile(r"\b((?:19|20)\d\d)\s*(?:onwards?|or later|and later|\+)", re.I)
-# A version range around a version number (research.pipeline.text.VERSION): "3.13 and later",
-# "before 3.13", "up to 3.12", "3.10 to 3.12"; a bare "Django 4.2" is that version.
-_V = VERSION.pattern
-_VERSION_RANGE = re.compile(rf"({_V})\s*(?:-|–|to|through)\s*({_V})", re.I)
-_VERSION_FROM = re.compile(
-    rf"(?:\b(?:since|from|after|newer than|at least|>=?)\s*(?:[A-Za-z][\w+-]*\s+){{0,2}}({_V}))"
-    rf"|(?:({_V})\s*(?:onwards?|or later|and later|or newer|and newer|or above|and above|\+))",
-    re.I,
-)
-_VERSION_TO = re.compile(
-    rf"\b(?:before|until|up to|prior to|older than|earlier than|<=?)\s*"
-    rf"(?:[A-Za-z][\w+-]*\s+){{0,2}}({_V})",
-    re.I,
-)
-# Words of a version clause that are not the software's name.
-_VERSION_WORDS = re.compile(
-    r"\b(?:versions?|releases?|since|from|after|before|until|up|to|through|prior|older|"
-    r"newer|earlier|than|at|least|onwards?|or|and|later|above|only|v)\b|[<>=+–-]",
-    re.I,
-)
-# People in words, with an age word before them ("older adults", "young children"); any
-# other qualifier ("low-income", "rural") is left to the clause's settings.
-_PEOPLE = re.compile(
-    r"\b((?:(?:older|younger|young|pregnant) )?(?:adults|adolescents|children|"
-    r"infants|newborns|neonates|women|men|patients|people|persons|individuals|participants|"
-    r"residents)|elderly|seniors|humans?)\b",
-    re.I,
-)
-_CHILDREN = frozenset({"children", "infants", "newborns", "neonates", "adolescents"})
-_FILLER = re.compile(
-    r"\b(no|not|exclud\w*|except|without|avoid|omit|must|required|restricted to|"
-    r"limit(?:ed)? to|preferred|prefer(?:ably)?|ideally|favou?r(?:ed)?|only|exclusively|please|"
-    r"focus(?:ing)? on|in|of|on|with|and|or|the|a|an|aged?|years?|y|yrs?|over|above|under|"
-    r"below|older than|younger than|at least|studies|study|trials?|evidence|data|published)\b|"
-    r"[\d+≥≤<>=–]|(?<!\w)-|-(?!\w)",
-    re.I,
+    (META_ANALYSIS, META_ANALYSIS_NAMED),
+    (SYSTEMATIC_REVIEW, SYSTEMATIC_REVIEW_NAMED),
+    (RCT, RCT_NAMED),
+    (COHORT, COHORT_NAMED),
+    (CASE_CONTROL, CASE_CONTROL_NAMED),
+    (CROSS_SECTIONAL, CROSS_SECTIONAL_NAMED),
+    (CASE_REPORT, CASE_REPORT_NAMED),
+    (NARRATIVE_REVIEW, NARRATIVE_REVIEW_NAMED),
+    (GUIDELINE, GUIDELINE_NAMED),
+    (ANIMAL, ANIMAL_NAMED),
+    (IN_VITRO, IN_VITRO_NAMED),
 )
 
 
@@ -299,11 +274,11 @@ def parse_scope(text: str) -> Scope:
 def _clause(clause: str, parts: _Parts) -> None:
     versions = _versions(clause, parts)
     if versions:
-        clause = VERSION.sub(" ", _VERSION_WORDS.sub(" ", clause))
+        clause = VERSION.sub(" ", VERSION_RANGE_WORDS.sub(" ", clause))
         clause = " ".join(w for w in clause.split() if w not in {v.name for v in parts.versions})
     understood = _designs(clause, parts) | _years(clause, parts) | versions
     understood |= _population(clause, parts)
-    rest = " ".join(_FILLER.sub(" ", _strip_known(clause)).split()).strip(" ,:()")
+    rest = " ".join(SCOPE_FILLER.sub(" ", _strip_known(clause)).split()).strip(" ,:()")
     if rest and understood:
         parts.settings.append(rest)
     elif rest and not understood:
@@ -314,8 +289,8 @@ def _strip_known(clause: str) -> str:
     out = clause
     for _, pattern in _DESIGN_WORDS:
         out = re.sub(rf"\b(?:{pattern})\b", " ", out, flags=re.I)
-    out = _PEOPLE.sub(" ", out)
-    return re.sub(r"\b(?:19|20)\d\d\b|\b(?:since|before|after|until|from|onwards?)\b", " ", out)
+    out = SCOPE_PEOPLE.sub(" ", out)
+    return SCOPE_YEAR_WORDS.sub(" ", out)
 
 
 def _designs(clause: str, parts: _Parts) -> bool:
@@ -325,9 +300,9 @@ def _designs(clause: str, parts: _Parts) -> bool:
         found.remove(ANIMAL)
     if not found:
         return False
-    if _EXCLUDED.search(clause):
+    if SCOPE_EXCLUDED_CUE.search(clause):
         parts.excluded += found
-    elif _REQUIRED.search(clause):
+    elif SCOPE_REQUIRED_CUE.search(clause):
         parts.required += found
     else:
         parts.preferred += found
@@ -335,13 +310,13 @@ def _designs(clause: str, parts: _Parts) -> bool:
 
 
 def _years(clause: str, parts: _Parts) -> bool:
-    if m := _YEAR_RANGE.search(clause):
+    if m := SCOPE_YEAR_RANGE.search(clause):
         parts.year_from, parts.year_to = int(m.group(1)), int(m.group(2))
         return True
     hit = False
-    if m := (_YEAR_FROM.search(clause) or _YEAR_ONWARDS.search(clause)):
+    if m := (SCOPE_YEAR_FROM.search(clause) or SCOPE_YEAR_ONWARDS.search(clause)):
         parts.year_from, hit = int(m.group(1)), True
-    if m := _YEAR_TO.search(clause):
+    if m := SCOPE_YEAR_TO.search(clause):
         parts.year_to, hit = int(m.group(1)), True
     return hit
 
@@ -352,12 +327,12 @@ def _versions(clause: str, parts: _Parts) -> bool:
     first = VERSION.search(clause)
     if first is None:
         return False
-    name = " ".join(_VERSION_WORDS.sub(" ", clause[: first.start()]).split())
-    if m := _VERSION_RANGE.search(clause):
+    name = " ".join(VERSION_RANGE_WORDS.sub(" ", clause[: first.start()]).split())
+    if m := SCOPE_VERSION_RANGE.search(clause):
         found = VersionRange(name, m.group(1), m.group(2))
-    elif m := _VERSION_FROM.search(clause):
+    elif m := SCOPE_VERSION_FROM.search(clause):
         found = VersionRange(name, m.group(1) or m.group(2))
-    elif m := _VERSION_TO.search(clause):
+    elif m := SCOPE_VERSION_TO.search(clause):
         below = not re.match(r"up to|until|<=", m.group(0), re.I)
         found = VersionRange(name, high=m.group(1), below=below)
     else:
@@ -367,24 +342,24 @@ def _versions(clause: str, parts: _Parts) -> bool:
 
 
 def _population(clause: str, parts: _Parts) -> bool:
-    people = [m.group(1).lower() for m in _PEOPLE.finditer(clause)]
+    people = [m.group(1).lower() for m in SCOPE_PEOPLE.finditer(clause)]
     without_years = re.sub(r"\b(?:19|20)\d\d\b", " ", clause)
     hit = bool(people)
-    if m := _AGE_RANGE.search(without_years):
+    if m := SCOPE_AGE_RANGE.search(without_years):
         low, high = float(m.group(1)), float(m.group(2))
         if low < high <= 120 and (people or re.search(r"\b(?:aged?|years?)\b", clause, re.I)):
             parts.age_min, parts.age_max, hit = low, high, True
-    if parts.age_min is None and (m := _AGE_MIN.search(without_years)):
+    if parts.age_min is None and (m := SCOPE_AGE_MIN.search(without_years)):
         value = float(m.group(1) or m.group(2))
         if value <= 120 and (people or re.search(r"\b(?:aged?|years?|over|older)\b", clause)):
             parts.age_min, hit = value, True
-    m = _AGE_MAX.search(without_years)
+    m = SCOPE_AGE_MAX.search(without_years)
     if m and float(m.group(1)) <= 120:
         parts.age_max, hit = float(m.group(1)), True
     heads = [p.split()[-1] for p in people]  # "school-age children" are children
-    if "adults" in heads and parts.age_min is None and not any(h in _CHILDREN for h in heads):
+    if "adults" in heads and parts.age_min is None and not any(h in CHILD_NOUNS for h in heads):
         parts.age_min = 18.0
-    if any(h in _CHILDREN for h in heads) and parts.age_max is None and "adults" not in heads:
+    if any(h in CHILD_NOUNS for h in heads) and parts.age_max is None and "adults" not in heads:
         parts.age_max = 18.0
     parts.people += [p for p in people if p not in ("people", "persons", "individuals", "humans")]
     if not people and hit:

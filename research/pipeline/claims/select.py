@@ -89,8 +89,10 @@ from research.pipeline.claims.stance import (
     read_question,
     stance_of,
 )
+from research.pipeline.language.direction import negated
+from research.pipeline.language.lexicon import content_stems
+from research.pipeline.language.quantities import quantities
 from research.pipeline.planner import analyze_question
-from research.pipeline.text import content_stems, negated, quantities
 
 Propose = Callable[
     [Sequence[PassageInput], MineConfig],

@@ -20,8 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from research.pipeline.claims.facets import DECREASES, INCREASES, NO_EFFECT, NOT_ASSOCIATED
+from research.pipeline.language.direction import direction
+from research.pipeline.language.lexicon import MEASURE_WORDS, POPULATION_GENERIC, content_stems
 from research.pipeline.planner import analyze_question
-from research.pipeline.text import MEASURE_WORDS, POPULATION_GENERIC, content_stems, direction
 
 FOR = "for"
 NULL = "null"

@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from research.pipeline.text import BM25_STOPWORDS, stem_words
+from research.pipeline.language.lexicon import BM25_STOPWORDS, stem_words
 
 WORD = re.compile(r"(?u)\b\w\w+\b")
 # Word characters joined by - . / (at least one digit somewhere): gene variants, versions.

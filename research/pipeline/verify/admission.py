@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from research.pipeline.text import is_meaningful_quote, passage_fingerprint
+from research.pipeline.language.lexicon import is_meaningful_quote
+from research.pipeline.text import passage_fingerprint
 from research.pipeline.verify.records import (
     ClaimInput,
     DiscardedVote,

@@ -49,19 +49,23 @@ from research.pipeline.claims.roles import (
     DESIGN,
     METHOD,
     QUESTION,
-    classify_sentence,
+    classify_sentences,
 )
-from research.pipeline.text import (
+from research.pipeline.language.direction import (
     NULL_EFFECT,
     RELATION_VERB,
     antonym_clash,
-    content_stems,
-    coverage,
     direction,
     negated,
-    quantities,
-    split_sentences,
-    years,
+)
+from research.pipeline.language.lexicon import content_stems, coverage
+from research.pipeline.language.quantities import quantities, years
+from research.pipeline.language.sentences import split_sentences
+from research.pipeline.language.verdict_cues import (
+    CAUSAL_EVIDENCE,
+    COMPARISON_SPLIT,
+    CORRELATIONAL,
+    SAFETY_TERMS,
 )
 from research.pipeline.verify.features import polarity
 from research.pipeline.verify.records import (
@@ -75,28 +79,6 @@ from research.pipeline.verify.records import (
     Vote,
     VoteVerdict,
 )
-
-SAFETY_TERMS = re.compile(
-    r"\b(dose|dosage|overdose|suicid\w*|self-harm|pregnan\w*|vaccin\w*|child(?:ren)?|"
-    r"infant\w*|weapon\w*|explosive\w*|poison\w*|lethal|toxic\w*|chemotherap\w*|"
-    r"surgery|medication|drug|contraindicat\w*|emergency)\b",
-    re.IGNORECASE,
-)
-CORRELATIONAL = re.compile(
-    r"\b(associat\w*|correlat\w*|linked to|link between|related to|relationship|odds ratio|"
-    r"risk factor|observational|cohort|cross-sectional)\b",
-    re.IGNORECASE,
-)
-CAUSAL_EVIDENCE = re.compile(
-    r"\b(caus\w*|led to|leads to|lead to|result(?:s|ed)? in|induc\w*|randomi[sz]ed|trial|"
-    r"knock(?:out|down|ed out)|experiment\w*|intervention|mendelian randomi[sz]ation|"
-    r"due to|mediat\w*|abolish\w*|rescu\w*)\b",
-    re.IGNORECASE,
-)
-COMPARISON_SPLIT = re.compile(
-    r"\b(?:than|compared (?:with|to)|versus|vs\.?|relative to|in contrast to)\b", re.IGNORECASE
-)
-
 
 # The lexical predicates on the verdict path that an ablation can switch off.
 PREDICATES = (
@@ -289,6 +271,8 @@ def _tally(
 
 
 # What a sentence is when it states no finding: it cannot be the quote that supports one.
+# (Background comes only from a structure label: the role model's background reading is a
+# statement, see research.pipeline.claims.roles.)
 _NO_FINDING = {
     AIM: "the study's aim",
     QUESTION: "a question",
@@ -301,14 +285,14 @@ _NO_FINDING = {
 
 def states_no_finding(quote: str) -> str:
     """Why ``quote`` cannot support a claim: each of its sentences states an aim, a question,
-    a method, a design, background or boilerplate (read as mining reads a candidate,
+    a method, a design, background under its label or boilerplate (read as mining reads a candidate,
     :func:`research.pipeline.claims.roles.classify_sentence`): "OBJECTIVE We aimed to
     establish the dietary requirement …" says what a study set out to find, not that it is
     so. '' when a sentence of it states a finding (or is a clause mining would call a
     fragment: a verifier's window may start mid-sentence)."""
     kinds = []
-    for start, end in split_sentences(quote) or [(0, len(quote))]:
-        role = classify_sentence(quote[start:end]).role
+    spans = split_sentences(quote) or [(0, len(quote))]
+    for role in (r.role for r in classify_sentences([quote[a:b] for a, b in spans])):
         if role not in _NO_FINDING:
             return ""
         kinds.append(_NO_FINDING[role])

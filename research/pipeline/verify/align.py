@@ -29,19 +29,25 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from research.pipeline.text import (
+from research.pipeline.language.direction import (
+    CHANGE_CLASSES,
+    MORE_DOWN,
+    MORE_OPPOSITES,
+    MORE_UP,
     NULL_EFFECT,
     RELATION_VERB,
     antonym_clash,
-    content_words,
     direction,
+    negated,
+)
+from research.pipeline.language.lexicon import (
+    content_words,
     hedges,
     is_meaningful_quote,
-    negated,
-    quantities,
     stem,
     words,
 )
+from research.pipeline.language.quantities import quantities
 from research.pipeline.verify.features import item_sentences
 from research.pipeline.verify.learned import LinearFamily, LinearModel, VerifierWeights
 from research.pipeline.verify.records import ClaimInput, EvidenceItem, Vote, VoteVerdict
@@ -88,107 +94,10 @@ ALIGN_FEATURE_NAMES: tuple[str, ...] = (
     "conflict_window_null_effect",
     "log_windows",
 )
-# Everyday words of change and of opposition beyond research.pipeline.text's lists
-# (which serve retrieval and mining too: a noun such as "spikes" is an outcome there, not a
-# direction).
-MORE_UP = frozenset(
-    [
-        "rose",
-        "climbed",
-        "grew",
-        "grown",
-        "jumped",
-        "soared",
-        "surged",
-        "expanded",
-        "doubled",
-        "tripled",
-    ]
-)
-MORE_DOWN = frozenset(
-    ["fell", "fallen", "falling", "shrank", "shrunk", "plunged", "slumped", "tumbled", "dipped"]
-)
-MORE_OPPOSITES = (
-    ("cheaper", "expensive"),
-    ("cheap", "expensive"),
-    ("won", "lost"),
-    ("win", "lose"),
-    ("wins", "loses"),
-    ("winner", "loser"),
-    ("ahead", "behind"),
-    ("approved", "rejected"),
-    ("accepted", "rejected"),
-    ("success", "failure"),
-    ("succeeded", "failed"),
-    ("allowed", "banned"),
-    ("rural", "urban"),
-    ("minority", "majority"),
-    ("inside", "outside"),
-)
+# Lookups over research.pipeline.language.direction's MORE_OPPOSITES and CHANGE_CLASSES.
 _OPPOSITE: dict[str, str] = {}
 for _a, _b in MORE_OPPOSITES:
     _OPPOSITE[_a], _OPPOSITE[_b] = _b, _a
-# Verbs of quantitative change that say the same thing ("reduced" = "lowered" =
-# "decreased"): a claim word of one class is stated by any word of its class. Causal and
-# preventive verbs are not here ("prevents" is not "reduces").
-CHANGE_CLASSES: tuple[frozenset[str], ...] = (
-    frozenset(
-        [
-            "reduce",
-            "reduces",
-            "reduced",
-            "reducing",
-            "reduction",
-            "lower",
-            "lowers",
-            "lowered",
-            "lowering",
-            "decrease",
-            "decreases",
-            "decreased",
-            "decreasing",
-            "diminish",
-            "diminishes",
-            "diminished",
-            "decline",
-            "declines",
-            "declined",
-            "declining",
-            "drop",
-            "drops",
-            "dropped",
-            "fell",
-            "fallen",
-        ]
-    ),
-    frozenset(
-        [
-            "increase",
-            "increases",
-            "increased",
-            "increasing",
-            "raise",
-            "raises",
-            "raised",
-            "raising",
-            "elevate",
-            "elevates",
-            "elevated",
-            "rise",
-            "rises",
-            "rose",
-            "risen",
-            "grew",
-            "grown",
-            "boost",
-            "boosts",
-            "boosted",
-            "augment",
-            "augments",
-            "augmented",
-        ]
-    ),
-)
 _CHANGE_CLASS = {w: i for i, words_ in enumerate(CHANGE_CLASSES) for w in words_}
 _CONFLICT = WINDOW_NAMES.index("conflict")
 _SWAPPED = WINDOW_NAMES.index("roles_swapped")
@@ -235,8 +144,8 @@ def _roles(text: str, words: list[str]) -> tuple[int, int] | None:
 
 
 def polarity(text: str) -> int:
-    """Direction of the stated effect (text's words plus :data:`MORE_UP` / ``MORE_DOWN``),
-    flipped by negation."""
+    """Direction of the stated effect (:func:`direction`'s words plus :data:`MORE_UP` /
+    ``MORE_DOWN``), flipped by negation."""
     ws = words(text)
     up = sum(1 for w in ws if w in MORE_UP)
     down = sum(1 for w in ws if w in MORE_DOWN)
@@ -246,8 +155,8 @@ def polarity(text: str) -> int:
 
 
 def opposite_words(a: str, b: str) -> bool:
-    """An antonym of a word of ``a`` in ``b`` (and not in ``a``), from text's pairs or
-    :data:`MORE_OPPOSITES`."""
+    """An antonym of a word of ``a`` in ``b`` (and not in ``a``), from
+    :data:`ANTONYM_PAIRS` or :data:`MORE_OPPOSITES`."""
     if antonym_clash(a, b):
         return True
     wa, wb = set(words(a)), set(words(b))

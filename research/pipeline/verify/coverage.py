@@ -28,27 +28,15 @@ when a semantic model and a literal reading both find it stated.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from research.pipeline.text import (
-    RELATION_VERB,
-    antonym_clash,
-    content_words,
-    hedges,
-    is_meaningful_quote,
-    negated,
-    quantities,
-    stem,
-    years,
-)
+from research.pipeline.language.direction import RELATION_VERB, antonym_clash, negated
+from research.pipeline.language.lexicon import content_words, hedges, is_meaningful_quote, stem
+from research.pipeline.language.quantities import quantities, years
+from research.pipeline.language.verdict_cues import FORECAST
 from research.pipeline.verify.features import item_sentences, polarity
 from research.pipeline.verify.records import ClaimInput, EvidenceItem, Vote, VoteVerdict
-
-FORECAST = re.compile(
-    r"\b(will|shall|is expected to|are expected to|forecast\w*|project(?:ed|s))\b"
-)
 
 
 @dataclass(frozen=True)

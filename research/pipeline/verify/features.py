@@ -13,18 +13,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from research.pipeline.text import (
-    NULL_EFFECT,
-    antonym_clash,
-    clause_spans,
-    content_stems,
-    direction,
-    hedges,
-    is_meaningful_quote,
-    negated,
-    quantities,
-    split_sentences,
-)
+from research.pipeline.language.direction import NULL_EFFECT, antonym_clash, direction, negated
+from research.pipeline.language.lexicon import content_stems, hedges, is_meaningful_quote
+from research.pipeline.language.quantities import quantities
+from research.pipeline.language.sentences import clause_spans, split_sentences
 from research.pipeline.verify.records import EvidenceItem
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from research.pipeline.text import split_sentences
+from research.pipeline.language.sentences import split_sentences
 from research.pipeline.verify.prompts import (
     JUDGE_PASSAGE,
     JUDGE_REPLY_TOKENS,

@@ -35,7 +35,8 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from research.pipeline.text import is_meaningful_quote, split_sentences
+from research.pipeline.language.lexicon import is_meaningful_quote
+from research.pipeline.language.sentences import split_sentences
 from research.pipeline.verify.records import ClaimInput, EvidenceItem, Vote, VoteVerdict
 from research.providers.base import ProviderError, file_sha256
 

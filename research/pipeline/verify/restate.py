@@ -30,7 +30,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from research.pipeline.text import content_stems, negated, passage_fingerprint, quantities, words
+from research.pipeline.language.direction import negated
+from research.pipeline.language.lexicon import content_stems, words
+from research.pipeline.language.quantities import quantities
+from research.pipeline.text import passage_fingerprint
 from research.pipeline.verify.records import ClaimInput, ClaimVerdict, EvidenceItem, Status
 
 # Markdown block markers at the start of a line, and inline emphasis / code markers.

@@ -22,15 +22,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from research.pipeline.text import (
-    Quantity,
-    antonym_clash,
-    content_stems,
-    hedges,
-    is_meaningful_quote,
-    quantities,
-    years,
-)
+from research.pipeline.language.direction import antonym_clash
+from research.pipeline.language.lexicon import content_stems, hedges, is_meaningful_quote
+from research.pipeline.language.quantities import Quantity, quantities, years
 from research.pipeline.verify.features import item_sentences, polarity
 from research.pipeline.verify.records import ClaimInput, EvidenceItem, Flag, Vote, VoteVerdict
 

@@ -15,7 +15,8 @@ from typing import Any
 import httpx
 
 from research.pipeline.identity import extract_arxiv_id
-from research.pipeline.text import STOPWORDS
+from research.pipeline.language.formats import ARXIV_FIELD_PREFIX
+from research.pipeline.language.lexicon import STOPWORDS
 from research.providers.search.base import (
     SearchAdapter,
     SearchRecord,
@@ -31,13 +32,12 @@ NS = {
     "opensearch": "http://a9.com/-/spec/opensearch/1.1/",
 }
 ENDPOINT = "https://export.arxiv.org/api/query"
-_FIELD_RE = re.compile(r"\b(?:ti|au|abs|co|jr|cat|rn|id|all):", re.IGNORECASE)
 _TERM_RE = re.compile(r"[\w][\w\-.]*")
 
 
 def build_query(query: str) -> str:
     """arXiv ``search_query`` for free text: ``all:term AND all:"hyphen-term" …``."""
-    if _FIELD_RE.search(query):
+    if ARXIV_FIELD_PREFIX.search(query):
         return query.strip()
     words = [term.rstrip(".-") for term in _TERM_RE.findall(query)]
     terms = [term for term in words if term.lower() not in STOPWORDS] or words

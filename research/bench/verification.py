@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from research.bench.scifact import CLASSES, SciFactClaim, SciFactDoc
+from research.bench.verifier_training import metrics
 from research.pipeline.claims.classify import describe
 from research.pipeline.counter import Retrieve, counter_queries, gather_pools
 from research.pipeline.verify import VerifyConfig, verify_claim
 from research.pipeline.verify.records import ClaimInput, ClaimVerdict, Pools, Status
-from research.pipeline.verify.scifact import CLASSES, SciFactClaim, SciFactDoc
-from research.pipeline.verify.training import metrics
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from research.bench.scifact import SciFactClaim, SciFactDoc
 from research.pipeline.verify.features import FEATURE_NAMES, item_sentences, pair_features
 from research.pipeline.verify.learned import CLASSES, LinearModel, VerifierWeights
 from research.pipeline.verify.records import EvidenceItem
-from research.pipeline.verify.scifact import SciFactClaim, SciFactDoc
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -221,7 +221,9 @@ def claim_only_baseline(
     """What the claim's wording alone predicts (no evidence): the artifact to stay above."""
     from sklearn.linear_model import LogisticRegression
 
-    from research.pipeline.text import direction, hedges, negation_count, quantities
+    from research.pipeline.language.direction import direction, negation_count
+    from research.pipeline.language.lexicon import hedges
+    from research.pipeline.language.quantities import quantities
 
     emb = encode([c.text for c in claims]).astype(np.float64)
     hand = np.array(
@@ -268,7 +270,7 @@ def train_and_evaluate(
     cfg: TrainConfig,
 ) -> tuple[VerifierWeights, dict[str, float]]:
     """1. pairs, 2. grouped nested CV figures, 3. full model with CV-chosen thresholds."""
-    from research.pipeline.verify.scifact import grouped_folds
+    from research.bench.scifact import grouped_folds
 
     data = build_pairs(claims, docs, encode)
     fold_of = grouped_folds(list(claims), cfg.folds, cfg.fold_seed)

@@ -35,15 +35,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from research.pipeline.verify.align import (
-    ALIGN_FEATURE_NAMES,
-    ClaimWords,
-    item_features,
-    support_vetoed,
-)
-from research.pipeline.verify.learned import CLASSES, LinearModel, VerifierWeights
-from research.pipeline.verify.scifact import SciFactClaim, SciFactDoc
-from research.pipeline.verify.training import (
+from research.bench.scifact import SciFactClaim, SciFactDoc
+from research.bench.verifier_training import (
     PairDataset,
     PairFeaturizer,
     build_pairs,
@@ -52,6 +45,13 @@ from research.pipeline.verify.training import (
     metrics,
     oof_proba,
 )
+from research.pipeline.verify.align import (
+    ALIGN_FEATURE_NAMES,
+    ClaimWords,
+    item_features,
+    support_vetoed,
+)
+from research.pipeline.verify.learned import CLASSES, LinearModel, VerifierWeights
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
