@@ -5,10 +5,13 @@ claim's text, its relevance and its anchor quotes as snapshot offsets) and each 
 claim's quote located in the snapshot of its file (:func:`locate_gold`).
 
 1. A gold quote is located with ``str.find`` in the snapshot text of its file (the text
-   ingestion extracted, not the raw file). A quote not found there — extraction dropped or
-   rewrote markup inside it — gets no span: it *counts as not recovered* (it stays in the
-   denominator) and is reported separately as ``gold_not_in_snapshot``, so a low figure can
-   be told apart from a quote no claim could ever overlap.
+   ingestion extracted, not the raw file); failing that, with markup set aside on both
+   sides (:func:`markup_free`: reStructuredText roles such as ``:envvar:``, the characters
+   ````` ``*`` ``_`` and runs of white space), since the gold quotes were copied from the
+   raw files and extraction renders their markup as text. A quote found neither way gets
+   no span: it *counts as not recovered* (it stays in the denominator) and is reported
+   separately as ``gold_not_in_snapshot``, so a low figure can be told apart from a quote
+   no claim could ever overlap.
 2. A gold claim is *recovered* when an anchor quote of a kept claim is in the same snapshot
    and overlaps the gold quote's span by at least half of the gold quote's characters
    (:data:`MIN_OVERLAP`).
@@ -25,6 +28,7 @@ claim's quote located in the snapshot of its file (:func:`locate_gold`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -131,6 +135,50 @@ class ReaderShare:
         return round(self.kept / self.marked, 4) if self.marked else None
 
 
+_ROLE = re.compile(r":[a-zA-Z][\w.-]*:(?=`)")
+_MARKUP = frozenset("`*_")
+
+
+def markup_free(text: str) -> tuple[str, list[int]]:
+    """``text`` without reStructuredText roles, the characters `` ` * _ `` and repeated white
+    space, and for each character kept its offset in ``text``."""
+    kept: list[str] = []
+    where: list[int] = []
+    skip_to = 0
+    for m in _ROLE.finditer(text):
+        for i in range(skip_to, m.start()):
+            _keep(text, i, kept, where)
+        skip_to = m.end()
+    for i in range(skip_to, len(text)):
+        _keep(text, i, kept, where)
+    return "".join(kept), where
+
+
+def _keep(text: str, i: int, kept: list[str], where: list[int]) -> None:
+    char = text[i]
+    if char in _MARKUP:
+        return
+    if char.isspace():
+        if kept and kept[-1] == " ":
+            return
+        char = " "
+    kept.append(char)
+    where.append(i)
+
+
+def find_quote(text: str, quote: str) -> tuple[int, int] | None:
+    """Where ``quote`` is in ``text``: exactly, or with markup set aside on both sides."""
+    start = text.find(quote)
+    if start >= 0:
+        return start, start + len(quote)
+    plain, where = markup_free(text)
+    wanted = markup_free(quote)[0].strip()
+    at = plain.find(wanted) if wanted else -1
+    if at < 0:
+        return None
+    return where[at], where[at + len(wanted) - 1] + 1
+
+
 def locate_gold(
     question: LibraryQuestion, snapshots: Mapping[str, tuple[int, str]]
 ) -> tuple[Span | None, ...]:
@@ -139,8 +187,8 @@ def locate_gold(
     spans: list[Span | None] = []
     for gold in question.gold:
         snapshot_id, text = snapshots.get(gold.file, (0, ""))
-        start = text.find(gold.quote) if snapshot_id else -1
-        spans.append(Span(snapshot_id, start, start + len(gold.quote)) if start >= 0 else None)
+        found = find_quote(text, gold.quote) if snapshot_id else None
+        spans.append(Span(snapshot_id, *found) if found else None)
     return tuple(spans)
 
 

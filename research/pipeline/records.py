@@ -69,8 +69,11 @@ class Budgets(BaseModel):
         default=1, ge=0, le=5, description="Best-first follow-up rounds after round 0."
     )
     hits_per_query: int = Field(default=10, ge=1, le=100, description="Results kept per query.")
+    # 15 by default (was 25): a reviewer decides every kept claim, and the ones past the 15th
+    # are the least relevant; what that costs in recall is measured in docs/benchmarks.md
+    # ("Learned sentence roles and a 15-claim budget"). A plan may ask for up to 500.
     claims: int = Field(
-        default=25,
+        default=15,
         ge=1,
         le=500,
         description="Claims a run keeps for review: the most relevant findings.",

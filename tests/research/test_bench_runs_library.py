@@ -18,6 +18,7 @@ from research.bench.library_scoring import (
     MinedClaim,
     SetAside,
     Span,
+    find_quote,
     locate_gold,
     reader_share,
     score_question,
@@ -199,6 +200,16 @@ def test_it_recovers_a_gold_claim_only_when_an_anchor_covers_half_its_quote():
     figures = LibraryFigures([result]).figures()
     assert figures["gold_recovered"] == 1 and figures["gold"] == 3
     assert figures["reader_keeps_share"] is None
+
+
+def test_it_finds_a_gold_quote_copied_with_markup_the_snapshot_renders_as_text():
+    # the gold quote was copied from the .rst file; extraction kept the words, not the markup
+    snapshot = "Set the PYTHON_GIL  environment variable or pass -X gil to run it."
+    quote = "Set the :envvar:`PYTHON_GIL` environment variable or pass ``-X gil``"
+    start, end = find_quote(snapshot, quote) or (0, 0)
+    assert snapshot[start:end] == "Set the PYTHON_GIL  environment variable or pass -X gil"
+    assert find_quote(snapshot, "pass -X gil") == (44, 55)  # exact first
+    assert find_quote(snapshot, "pass ``-X nogil``") is None
 
 
 def test_it_counts_recall_at_10_among_the_ten_most_relevant_claims_only():

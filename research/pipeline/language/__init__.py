@@ -24,8 +24,11 @@ and word list (``tests/platform/test_language_home.py`` fails on one kept elsewh
 - :mod:`research.pipeline.language.roles_model`: a learned sentence-role classifier
   (background / aim / method / result / conclusion) over the shipped sentence encoder,
   trained on the heading-labelled sentences of SciFact's structured abstracts by
-  ``manage.py train_roles`` (weights and model card in ``weights/roles/``). Mining does not
-  use it yet: sentence roles still come from :mod:`research.pipeline.claims.roles`.
+  ``manage.py train_roles`` (weights and model card in ``weights/roles/``); mining's
+  sentence roles (:mod:`research.pipeline.claims.roles`) come from it.
+- :mod:`research.pipeline.language.structure`: what a sentence's form says, beside the
+  model: structure labels (headings, "RESULTS:"), boilerplate, fragments, and the aim cue
+  (it reads aims better than the model does).
 - :mod:`research.pipeline.language.cues`: claim cues: a claim's type, named things, a
   finding's parts, reporting frames and verbs, a question's outcomes, a plan's scope.
 - :mod:`research.pipeline.language.design`: study-design cues: a source's design and on
