@@ -87,3 +87,15 @@ def test_it_types_claims_and_extracts_entities_numbers_and_time_sensitivity():
     )
     result = mine_claims([passage("p1", "Patients given 5 mg of drug daily had less fever.")])
     assert result.claims[0].numbers[0]["unit"] == "mg"
+
+
+def test_it_reads_a_leading_demonstrative_as_the_only_before_a_noun_and_its_verb():
+    from research.pipeline.claims.mine import clean_sentence
+
+    assert clean_sentence("This interaction was confirmed in mice.") == (
+        "The interaction was confirmed in mice."
+    )
+    assert clean_sentence("These mice showed less bone loss.") == "The mice showed less bone loss."
+    # a pronoun: its verb is no noun ("The avoids the cost" was a claim in the CPython run)
+    assert clean_sentence("This avoids the cost of locking.") == "This avoids the cost of locking."
+    assert clean_sentence("This PEP proposes a new ABI.") == "This PEP proposes a new ABI."

@@ -78,7 +78,18 @@ def clean_sentence(sentence: str) -> str:
     text = strip_label(sentence.strip())
     framed = REPORTING_FRAME.sub("", text, count=1)
     text = framed if len(content_words(framed)) >= 2 else text
-    return LEADING_DEMONSTRATIVE.sub("The ", text, count=1)
+    return _the_for_demonstrative(text)
+
+
+def _the_for_demonstrative(text: str) -> str:
+    """ "This interaction was confirmed" -> "The interaction was confirmed": only when the
+    word after the noun is a known verb, so a pronoun's verb is never read as a noun ("This
+    avoids the cost" stays as it is, not "The avoids the cost")."""
+    found = LEADING_DEMONSTRATIVE.match(text)
+    tokens = text[found.end() :].split() if found else []
+    if found and len(tokens) >= 2 and is_verb(tokens[1]):
+        return "The " + text[found.end() :]
+    return text
 
 
 def split_coordination(sentence: str) -> list[str]:
