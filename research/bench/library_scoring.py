@@ -225,10 +225,24 @@ def score_question(
 
 
 def reader_share(results: Sequence[QuestionResult], marks: Mapping[str, bool]) -> ReaderShare:
-    """Claims a reader keeps among those they marked (``claim text -> keep``)."""
-    texts = [r.claim.text for result in results for r in result.ranked]
-    judged = [marks[text] for text in texts if text in marks]
-    return ReaderShare(sum(judged), len(judged), len(texts) - len(judged))
+    """Claims a reader keeps among those they marked. A mark is keyed by the claim's text
+    (``text -> keep``), or by ``"Q<n>: text"`` for question ``n`` alone (it wins: the same
+    claim can answer one question and not another); white space runs count as one space."""
+    plain = {_spaced(text): keep for text, keep in marks.items()}
+    kept = marked = unmarked = 0
+    for number, result in enumerate(results, start=1):
+        for ranked in result.ranked:
+            text = _spaced(ranked.claim.text)
+            keep = plain.get(f"Q{number}: {text}", plain.get(text))
+            if keep is None:
+                unmarked += 1
+            else:
+                kept, marked = kept + keep, marked + 1
+    return ReaderShare(kept, marked, unmarked)
+
+
+def _spaced(text: str) -> str:
+    return " ".join(text.split())
 
 
 @dataclass

@@ -133,7 +133,8 @@ def set_aside(run: Run) -> list[SetAside]:
 
 
 def read_marks(path: Path) -> dict[str, bool]:
-    """A reader's marks: a JSON object of claim text -> true (keep) / false (drop)."""
+    """A reader's marks: a JSON object of claim text (or ``"Q<n>: "`` + text, for question
+    ``n`` alone) -> true (keep) / false (drop)."""
     try:
         marks = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:

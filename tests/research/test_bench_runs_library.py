@@ -236,6 +236,20 @@ def test_it_computes_the_reader_share_only_from_marks():
     assert LibraryFigures([result]).figures({})["reader_keeps_share"] is None
 
 
+def test_a_mark_for_one_question_wins_over_a_mark_by_text_alone():
+    question = question_of(ATTENDANCE)
+    claims = [MinedClaim(t, 0.5, ()) for t in ("shared  claim", "other")]
+    first, second = (
+        score_question(question, claims, locate_gold(question, {}), wall_s=0.0) for _ in "12"
+    )
+    marks = {"shared claim": False, "Q2: shared claim": True, "other": True}
+
+    share = reader_share([first, second], marks)
+
+    # Q1: shared claim dropped, other kept; Q2: shared claim kept (its own mark), other kept
+    assert (share.kept, share.marked, share.unmarked) == (3, 4, 0)
+
+
 @pytest.mark.slow
 @pytest.mark.django_db
 def test_it_scores_each_question_of_a_library_through_the_pipeline(tmp_path):
