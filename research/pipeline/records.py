@@ -69,11 +69,12 @@ class Budgets(BaseModel):
         default=1, ge=0, le=5, description="Best-first follow-up rounds after round 0."
     )
     hits_per_query: int = Field(default=10, ge=1, le=100, description="Results kept per query.")
-    # 15 by default (was 25): a reviewer decides every kept claim, and the ones past the 15th
-    # are the least relevant; what that costs in recall is measured in docs/benchmarks.md
-    # ("Learned sentence roles and a 15-claim budget"). A plan may ask for up to 500.
+    # 25 by default. A default of 15 was tried (docs/benchmarks.md, "Learned sentence roles
+    # in mining, and a 15-claim budget"): it cut findings a reader kept on the GIL question
+    # (ABI incompatibility, explicit locking, memory cost ranked 16th-25th) while relevance
+    # ranked how-to and history sentences above them. A plan may ask for 1 to 500.
     claims: int = Field(
-        default=15,
+        default=25,
         ge=1,
         le=500,
         description="Claims a run keeps for review: the most relevant findings.",
