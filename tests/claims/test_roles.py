@@ -269,3 +269,14 @@ def test_it_calls_a_sentence_that_opens_with_a_bare_verb_a_fragment():
         "Early treatment reduced mortality.",
     ):
         assert classify_sentence(sentence).role != FRAGMENT, sentence
+
+
+def test_it_drops_a_statement_of_what_is_not_known_by_the_gap_cue():
+    # The model reads it as background, which alone would keep it as a statement.
+    role = classify_sentence(
+        "Optimal serum concentrations of 25-hydroxyvitamin D [25(OH)D] have not been defined."
+    )
+    assert role == Role("background", "gap cue") and not role.is_finding
+    assert classify_sentence("Whether tariffs reduce imports remains unclear.").role == "background"
+    # a finding that says something was not changed is no gap
+    assert classify_sentence("Tariffs did not reduce imports from the region.").is_finding
