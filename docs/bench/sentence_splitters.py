@@ -221,7 +221,8 @@ def why_ours_missed(docs: list[tuple[object, str, list[Span]]]) -> Counter[str]:
                 ] += 1
             else:
                 dot = text.rindex(".", start, end)
-                word = re.search(r"[A-Za-z.]*$", text[:dot]).group()
+                tail = re.search(r"[A-Za-z.]*$", text[:dot])
+                word = tail.group() if tail else ""
                 before = text[dot - len(word) - 1] if dot > len(word) else " "
                 kinds[
                     "abbreviation rule on the tail of a longer token ('E2F.', '37°C.', 'ms.')"
