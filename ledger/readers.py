@@ -34,8 +34,8 @@ from research.models import Run
 from research.pipeline.claims.design import TEXT_CHARS
 from research.pipeline.claims.records import PassageInput
 from research.pipeline.claims.relevance import idf_of
-from research.pipeline.claims.roles import label_role, label_spans
 from research.pipeline.counter import CounterRecord
+from research.pipeline.language.structure import label_role, label_spans
 from research.pipeline.retrieve.records import Hit
 from research.pipeline.text import normalize_text
 from research.pipeline.verify.records import ClaimInput, EvidenceItem, PoolName, Pools

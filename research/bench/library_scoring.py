@@ -278,7 +278,7 @@ NO_READER = (
 
 
 def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
+    return _spaced(text).replace("|", "\\|")
 
 
 def claims_markdown(title: str, results: Sequence[QuestionResult], header: Sequence[str]) -> str:

@@ -15,9 +15,9 @@ from research.pipeline.claims.roles import (
     ROLES,
     Role,
     classify_sentence,
-    label_spans,
 )
 from research.pipeline.claims.scope import parse_scope, preference, scope_exclusion
+from research.pipeline.language.structure import label_spans
 
 # Sentences of the vitamin D run's ledger that were claims before findings-only mining.
 METHOD_SENTENCES = [

@@ -15,8 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from research.pipeline.claims.roles import AIM, METHOD, classify_sentence, label_spans, strip_label
-from research.pipeline.claims.roles import DESIGN as DESIGN_ROLE
+from research.pipeline.claims.roles import classify_sentence
 from research.pipeline.language.design import (
     ANIMAL_SUBJECTS,
     CASE_CONTROL_CUE,
@@ -40,6 +39,8 @@ from research.pipeline.language.design import (
     SYSTEMATIC_REVIEW_CUE,
 )
 from research.pipeline.language.sentences import split_sentences
+from research.pipeline.language.structure import AIM, METHOD, label_spans, strip_label
+from research.pipeline.language.structure import DESIGN as DESIGN_ROLE
 
 META_ANALYSIS = "meta-analysis"
 SYSTEMATIC_REVIEW = "systematic-review"

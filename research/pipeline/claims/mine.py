@@ -33,8 +33,6 @@ from research.pipeline.claims.roles import (
     QUESTION,
     Role,
     classify_sentences,
-    label_spans,
-    strip_label,
 )
 from research.pipeline.language.cues import (
     AUXILIARY_VERBS,
@@ -47,6 +45,7 @@ from research.pipeline.language.direction import DOWN_WORDS, UP_WORDS, negated
 from research.pipeline.language.lexicon import content_stems, content_words, is_adverb, words
 from research.pipeline.language.quantities import quantities
 from research.pipeline.language.sentences import clause_pieces, split_sentences, trim_span
+from research.pipeline.language.structure import label_spans, strip_label
 from research.pipeline.text import claim_fingerprint
 
 _PREDICATE_SPLIT = re.compile(r"\s+and\s+(?=\S)")
@@ -86,10 +85,11 @@ def _the_for_demonstrative(text: str) -> str:
     word after the noun is a known verb, so a pronoun's verb is never read as a noun ("This
     avoids the cost" stays as it is, not "The avoids the cost")."""
     found = LEADING_DEMONSTRATIVE.match(text)
-    tokens = text[found.end() :].split() if found else []
-    if found and len(tokens) >= 2 and is_verb(tokens[1]):
-        return "The " + text[found.end() :]
-    return text
+    if not found:
+        return text
+    rest = text[found.end() :]
+    tokens = rest.split()
+    return "The " + rest if len(tokens) >= 2 and is_verb(tokens[1]) else text
 
 
 def split_coordination(sentence: str) -> list[str]:

@@ -38,28 +38,47 @@ from dataclasses import dataclass
 
 from research.pipeline.language import roles_model
 from research.pipeline.language.structure import (
-    LabelSpan,
+    AIM,
+    BACKGROUND,
+    BOILERPLATE,
+    CONCLUSION,
+    DESIGN,
+    METHOD,
+    RESULT,
     boilerplate,
     fragment,
     label_role,
-    label_spans,
     states_aim,
     states_gap,
     strip_label,
 )
 
-__all__ = ["LabelSpan", "label_role", "label_spans", "strip_label"]
-
-RESULT = "result"
-CONCLUSION = "conclusion"
 STATEMENT = "statement"
-METHOD = "method"
-DESIGN = "design"
-AIM = "aim"
-BACKGROUND = "background"
-BOILERPLATE = "boilerplate"
 QUESTION = "question"
 FRAGMENT = "fragment"
+# The ten role names are this module's vocabulary (seven are also the roles a structure
+# label can give, so language.structure defines those).
+__all__ = [
+    "AIM",
+    "BACKGROUND",
+    "BOILERPLATE",
+    "CONCLUSION",
+    "DESIGN",
+    "FRAGMENT",
+    "METHOD",
+    "QUESTION",
+    "RESULT",
+    "STATEMENT",
+    "ROLES",
+    "FINDING_ROLES",
+    "NON_FINDING_ROLES",
+    "DROP_REASONS",
+    "MIN_NON_FINDING_P",
+    "Role",
+    "classify_sentence",
+    "classify_sentences",
+    "learned_roles",
+]
 
 # Every role, in the order ledger.models.SentenceRole lists them (a test keeps the two equal).
 ROLES = (
@@ -89,20 +108,13 @@ DROP_REASONS = {
 # An aim or method the model gives with less probability than this is not trusted to drop a
 # sentence: it stays a statement; nor is a finding it reads under a label of another role
 # trusted over the label below it (a p value under METHODS is: "METHODS AND RESULTS"
-# abstracts mix both). At 0.8 no gold finding of the three measured sets is dropped
-# (SciFact train rationales, the two other-domain libraries' gold quotes), and 11 % of
-# SciFact's other sentences are (docs/benchmarks.md, "Learned sentence roles in mining").
+# abstracts mix both). The threshold was read off the table of what each value drops
+# (gold findings of three sets against other sentences): weights/roles/MODEL_CARD.md,
+# "How mining uses it".
 MIN_NON_FINDING_P = 0.8
 # The roles whose reading by the model may drop a sentence (background never does: what a
 # document takes as known is often the very claim a reader keeps).
 _DROPPING = frozenset({AIM, METHOD})
-_LEARNED = {
-    roles_model.BACKGROUND: BACKGROUND,
-    roles_model.AIM: AIM,
-    roles_model.METHOD: METHOD,
-    roles_model.RESULT: RESULT,
-    roles_model.CONCLUSION: CONCLUSION,
-}
 
 
 @dataclass(frozen=True)
@@ -128,19 +140,20 @@ def classify_sentences(sentences: Sequence[str], labels: Sequence[str] = ()) -> 
     """The role of each sentence (module docstring), the learned model run once for all."""
     labels = list(labels) or [""] * len(sentences)
     texts: list[str] = []
-    found_labels: list[str] = []  # the label given, or the one the sentence opens with
+    found_labels: list[tuple[str, str]] = []  # (label given or opening the sentence, its role)
     roles: list[Role | None] = []
     for sentence, label in zip(sentences, labels, strict=True):
         text = strip_label(sentence.strip())
         if label == "" and text != sentence.strip():
             label = sentence.strip()[: len(sentence.strip()) - len(text)].strip(" :")
+        by_label = label_role(label) if label else ""
         texts.append(text)
-        found_labels.append(label)
-        roles.append(_by_form(text) or _by_final_label(label) or _by_cue(text))
+        found_labels.append((label, by_label))
+        roles.append(_by_form(text) or _by_final_label(by_label, label) or _by_cue(text))
     pending = [i for i, role in enumerate(roles) if role is None]
     for i, (role, p) in zip(pending, learned_roles([texts[i] for i in pending]), strict=True):
-        label = found_labels[i]
-        roles[i] = _by_model(role, p, label_role(label) if label else "", label)
+        label, by_label = found_labels[i]
+        roles[i] = _by_model(role, p, by_label, label)
     return [role for role in roles if role is not None]
 
 
@@ -160,9 +173,8 @@ def _by_cue(text: str) -> Role | None:
     return Role(BACKGROUND, "gap cue") if states_gap(text) else None
 
 
-def _by_final_label(label: str) -> Role | None:
+def _by_final_label(by_label: str, label: str) -> Role | None:
     """A results, conclusions or boilerplate label decides whatever the sentence says."""
-    by_label = label_role(label) if label else ""
     return (
         Role(by_label, f"label {label}") if by_label in (RESULT, CONCLUSION, BOILERPLATE) else None
     )
@@ -172,14 +184,13 @@ def _by_model(role: str, p: float, by_label: str, label: str) -> Role:
     """A finding the model reads is a finding (under a label of another role only at
     :data:`MIN_NON_FINDING_P` or more); otherwise a label decides; without one, an aim
     or method read at :data:`MIN_NON_FINDING_P` or more drops it; the rest are statements."""
-    found = _LEARNED[role]
-    reading = f"sentence-role model: {role}, p {p:.2f}"
-    if found in FINDING_ROLES and (not by_label or p >= MIN_NON_FINDING_P):
-        return Role(found, reading)
+    reading = f"sentence-role model: {role}, p {p:.2f}"  # named as mining names roles
+    if role in FINDING_ROLES and (not by_label or p >= MIN_NON_FINDING_P):
+        return Role(role, reading)
     if by_label:
         return Role(by_label, f"label {label}")
-    if found in _DROPPING and p >= MIN_NON_FINDING_P:
-        return Role(found, reading)
+    if role in _DROPPING and p >= MIN_NON_FINDING_P:
+        return Role(role, reading)
     return Role(STATEMENT, reading)
 
 

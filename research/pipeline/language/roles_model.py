@@ -30,12 +30,12 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from research.pipeline.language.structure import AIM, BACKGROUND, CONCLUSION, METHOD, RESULT
 from research.providers.base import ProviderError, file_sha256
 
 SHIPPED = Path(__file__).resolve().parent / "weights" / "roles"
 MANIFEST = "roles.json"
 WEIGHTS = "roles.npz"
-BACKGROUND, AIM, METHOD, RESULT, CONCLUSION = "background", "aim", "method", "result", "conclusion"
 ROLES = (BACKGROUND, AIM, METHOD, RESULT, CONCLUSION)
 FINDING_ROLES = frozenset({RESULT, CONCLUSION})
 ENCODER_BACKEND = "onnx-int8"

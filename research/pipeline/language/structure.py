@@ -207,10 +207,9 @@ def states_aim(text: str) -> bool:
 # A sentence that says what is not known or what a field cares about ("… remains unclear",
 # "little is known", "has attracted increasing attention", "is a major public health
 # problem"): background, not a finding. The model reads such sentences as background, which
-# mining keeps as a statement; this cue drops them. Measured: on held-out structured
-# abstracts it fires on 28 sentences (25 background, 1 aim, 2 result); over the abstracts
-# of SciFact's train claims on 1 of 732 gold rationale sentences and 71 of 2,787 others;
-# on none of the two benchmark libraries' 77 gold quotes (docs/benchmarks.md).
+# mining keeps as a statement; this cue drops them. What it catches and costs (held-out
+# role labels, gold rationales, the libraries' gold quotes) is measured in
+# weights/roles/MODEL_CARD.md and docs/benchmarks.md.
 GAP_CUE = re.compile(
     r"\b(?:remains? (?:unclear|unknown|uncertain|controversial|poorly understood|elusive|"
     r"to be (?:determined|established|elucidated|clarified))|(?:is|are|was|were) (?:not|"
