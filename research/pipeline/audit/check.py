@@ -1,0 +1,159 @@
+"""The audit's two judgements of one claim of an imported report, and its mark.
+
+1. :func:`check_citation` — the citation check (seed 002's expected pair): the claim is
+   verified against the passages of the source(s) the report itself cites for it, and
+   nothing else. The verifier families are the run's own (``verify_claim``), so the
+   outcome is as strong as they are: ``supports`` (PASS on the cited source),
+   ``contradicts`` (FAIL there), ``insufficient`` (the cited source was read and does
+   not settle the claim), ``unverifiable`` (the cited source could not be read: not
+   fetched, no text) or ``uncited`` (the sentence cites nothing).
+2. The run's ordinary verdict (support and counter-evidence from the libraries, the
+   cited source included) is the second judgement; it is made by the verify stage.
+3. :func:`disposition` — what the audited report marks the sentence with, from both and
+   from the reviewer's decision: ``confirmed`` (its own citation supports it and nothing
+   credible contradicts it), ``re-sourced`` (its citation does not support it, another
+   source does), ``contradicted``, ``unsupported``, ``unverifiable`` or ``dropped`` (a
+   reviewer rejected it). A mark is never better than the evidence: a claim whose
+   citation supports it but whose overall verdict is FAIL is ``contradicted``.
+
+Pure and deterministic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from research.pipeline.verify import VerifyConfig, verify_claim
+from research.pipeline.verify.records import ClaimInput, ClaimVerdict, EvidenceItem, Status
+
+SUPPORTS = "supports"
+CONTRADICTS = "contradicts"
+INSUFFICIENT = "insufficient"
+UNVERIFIABLE = "unverifiable"
+UNCITED = "uncited"
+OUTCOMES = (SUPPORTS, CONTRADICTS, INSUFFICIENT, UNVERIFIABLE, UNCITED)
+
+CONFIRMED = "confirmed"
+RESOURCED = "re-sourced"
+UNSUPPORTED = "unsupported"
+CONTRADICTED = "contradicted"
+DROPPED = "dropped"
+PENDING = "pending"
+MARKS = (CONFIRMED, RESOURCED, UNSUPPORTED, CONTRADICTED, UNVERIFIABLE, DROPPED, PENDING)
+
+MARK_WORDS = {
+    CONFIRMED: "confirmed by the source it cites",
+    RESOURCED: "not supported by the source it cites; supported by another source",
+    UNSUPPORTED: "not supported by the source it cites, and by no other source found",
+    CONTRADICTED: "contradicted by the evidence",
+    UNVERIFIABLE: "its cited source could not be read",
+    DROPPED: "dropped by a reviewer",
+    PENDING: "not yet judged",
+}
+
+
+@dataclass(frozen=True)
+class CitationCheck:
+    """The claim judged against the sources the report cites for it."""
+
+    outcome: str
+    reason: str
+    evidence_id: str = ""  # the cited passage whose quote decided ("" without one)
+    quote: str = ""
+    confidence: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome,
+            "reason": self.reason,
+            "evidence_id": self.evidence_id,
+            "quote": self.quote,
+            "confidence": self.confidence,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CitationCheck:
+        return cls(
+            outcome=str(data.get("outcome") or UNVERIFIABLE),
+            reason=str(data.get("reason") or ""),
+            evidence_id=str(data.get("evidence_id") or ""),
+            quote=str(data.get("quote") or ""),
+            confidence=float(data.get("confidence") or 0.0),
+        )
+
+
+def check_citation(
+    claim: ClaimInput,
+    cited: Sequence[EvidenceItem],
+    config: VerifyConfig,
+    *,
+    cites: int,
+    unreadable: Sequence[str] = (),
+) -> tuple[CitationCheck, ClaimVerdict | None]:
+    """Judge ``claim`` against ``cited`` (passages of the sources its sentence cites).
+
+    ``cites``: how many sources the sentence cites (resolved or not); ``unreadable``: why
+    each cited source that has no passages could not be read (fetch errors, a dangling
+    marker). Returns the check and the verdict it came from (None when nothing was read).
+    """
+    if cites == 0:
+        return CitationCheck(UNCITED, "the sentence cites no source"), None
+    if not cited:
+        why = "; ".join(unreadable) or "no text of the cited source could be read"
+        return CitationCheck(UNVERIFIABLE, why), None
+    verdict = verify_claim(claim, list(cited), config)
+    if verdict.status == Status.PASS:
+        outcome = SUPPORTS
+        decided = verdict.support_ids
+    elif verdict.status == Status.FAIL:
+        outcome = CONTRADICTS
+        decided = verdict.refute_ids
+    else:
+        outcome, decided = INSUFFICIENT, []
+    evidence_id = decided[0] if decided else ""
+    reason = verdict.rationale
+    if unreadable and outcome != SUPPORTS:
+        reason = f"{reason} (also cited, unreadable: {'; '.join(unreadable)})"
+    return (
+        CitationCheck(
+            outcome,
+            reason,
+            evidence_id=evidence_id,
+            quote=verdict.quotes.get(evidence_id, ""),
+            confidence=verdict.confidence,
+        ),
+        verdict,
+    )
+
+
+def disposition(citation: str, status: str, *, rejected: bool = False) -> str:
+    """The audited report's mark for a claim (see the module docstring).
+
+    ``citation``: the citation check's outcome; ``status``: the run's verdict on the claim
+    (pass, fail, uncertain, unverifiable, pending); ``rejected``: a reviewer rejected it.
+    """
+    if rejected:
+        return DROPPED
+    if status == Status.FAIL or citation == CONTRADICTS:
+        return CONTRADICTED
+    if citation == SUPPORTS:  # its source supports it and nothing credible contradicts it
+        return CONFIRMED
+    if status == Status.PASS:
+        return RESOURCED
+    if status == "pending":
+        return PENDING
+    if citation == UNVERIFIABLE:
+        return UNVERIFIABLE
+    return UNSUPPORTED
+
+
+def sentence_mark(marks: Sequence[str]) -> str:
+    """One sentence's mark from its claims' marks: the worst of them (a sentence is only
+    as good as its weakest claim); a sentence with no claim is not marked ("")."""
+    order = (CONTRADICTED, UNVERIFIABLE, UNSUPPORTED, DROPPED, PENDING, RESOURCED, CONFIRMED)
+    for mark in order:
+        if mark in marks:
+            return mark
+    return ""
