@@ -19,6 +19,7 @@ import bisect
 import re
 from dataclasses import dataclass, field, replace
 
+from research.pipeline.audit import markup
 from research.pipeline.audit.records import Citation
 from research.pipeline.audit.references import (
     Resolver,
@@ -40,13 +41,6 @@ NUMBER_LIST = re.compile(r"\[?\s*(\d{1,4}(?:\s*[,\u2013\-]\s*\d{1,4}){0,40})\s*\
 _SEPARATOR = re.compile(r"[\s,;]*")
 _OPEN_PAREN = re.compile(r"\([ \t]*$")
 _CLOSE_PAREN = re.compile(r"^[ \t]*\)")
-# Claim text cleanup: bold and code marks; single-mark emphasis ("*x*", "_x_", never
-# "a*b" or "snake_case"); backslash escapes; empty parentheses; a space before punctuation.
-_MARKS = re.compile(r"\*\*|__|`")
-_EMPHASIS = re.compile(r"(?<![\w*\\])[*_](?=[^\s*_])|(?<=[^\s*_\\])[*_](?![\w*])")
-_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
-_EMPTY_PARENS = re.compile(r"\(\s*\)")
-_SPACE_BEFORE_PUNCTUATION = re.compile(r" (?=[.,;:!?])")
 _GROUPABLE = ("link", "open", "ahref", "url", "aurl", "doi", "arxiv")  # INLINE_KINDS
 
 
@@ -90,7 +84,9 @@ def read_block(text: str, resolver: Resolver) -> list[Sentence]:
     """The sentences of one body block, each with the markers it ends."""
     tokens = _group_parentheses(text, _tokens(text, resolver))
     clean, starts, ends, markers = _clean(text, tokens)
-    spans = [(a, b, words) for a, b in split_sentences(clean) if (words := claim_text(clean[a:b]))]
+    spans = [
+        (a, b, claim) for a, b in split_sentences(clean) if (claim := markup.words(clean[a:b]))
+    ]
     if not spans:
         return []
     owners: list[list[Marker]] = [[] for _ in spans]
@@ -108,15 +104,7 @@ def read_block(text: str, resolver: Resolver) -> list[Sentence]:
 def plain_text(text: str) -> str:
     """A heading's or title's words: its markers and markup removed, nothing resolved."""
     tokens = _group_parentheses(text, _tokens(text, Resolver([])))
-    return claim_text(_clean(text, tokens)[0])
-
-
-def claim_text(text: str) -> str:
-    """The words of a claim: emphasis marks, escapes and empty parentheses removed,
-    whitespace collapsed, no space before punctuation."""
-    text = _ESCAPE.sub(r"\1", _EMPHASIS.sub("", _MARKS.sub("", text)))
-    text = " ".join(_EMPTY_PARENS.sub(" ", text).split())
-    return _SPACE_BEFORE_PUNCTUATION.sub("", text)
+    return markup.words(_clean(text, tokens)[0])
 
 
 # --- tokens --------------------------------------------------------------------------------
@@ -171,33 +159,36 @@ def _link_token(match: re.Match[str], kind: str, resolver: Resolver) -> _Token:
     """A Markdown or HTML link: an image is dropped, an in-page link to a number is a
     numbered marker, a web link cites its URL and keeps its words in the claim."""
     words, target = link_parts(match)
+    end = match.end()
+    if kind == "open":
+        end = match.start("otarget") + len(target)
     if match.group("bang") is not None:
-        return _Token(match.start(), match.end(), kind, None, None)
+        return _Token(match.start(), end, kind, None, None)
     if target.startswith("#") or not target:
         numbers = NUMBER_LIST.fullmatch(words.strip())
         if numbers and target:
-            marker = _marker(match)
+            marker = _marker(match, end)
             for label in _numbers(numbers.group(1)):
                 citation = resolver.label(label)
                 if citation is None:
                     marker.dangling.append(label)
                 else:
                     marker.citations.append(citation)
-            return _Token(match.start(), match.end(), kind, None, marker)
-        return _Token(match.start(), match.end(), kind, words, None)
-    marker = _marker(match)
+            return _Token(match.start(), end, kind, None, marker)
+        return _Token(match.start(), end, kind, words, None)
+    marker = _marker(match, end)
     link = read_target(target)
     if link is None:
         marker.malformed = f"the link target {target!r} is not a web address"
     else:
-        title = claim_text(words) if words.strip() != target else ""
+        title = markup.words(words) if words.strip() != target else ""
         citation = Citation(target, link.url, link.doi, link.arxiv_id, title)
         marker.citations.append(resolver.identity(citation))
     if kind == "open":
         marker.malformed = f"the link to {target} is not closed with ')'"
     shown = words.strip() != target and not NUMBER_LIST.fullmatch(words.strip())
     display = words if shown else None
-    return _Token(match.start(), match.end(), kind, display, marker)
+    return _Token(match.start(), end, kind, display, marker)
 
 
 def _identifier_token(match: re.Match[str], kind: str, resolver: Resolver) -> _Token:
@@ -268,10 +259,10 @@ def _wrap(text: str, tokens: list[_Token], first: int, last: int) -> None:
     after = tokens[last + 1].start if last + 1 < len(tokens) else len(text)
     opening = _OPEN_PAREN.search(text, before, tokens[first].start)
     closing = _CLOSE_PAREN.match(text[tokens[last].end : after])
-    if not (opening and closing):
-        return
+    if not opening or not (closing or tokens[last].kind == "open"):
+        return  # an unclosed link in "(" closes nothing: the parenthesis goes with it
     tokens[first].start = opening.start()
-    tokens[last].end += closing.end()
+    tokens[last].end += closing.end() if closing else 0
     for token, following in zip(tokens[first:last], tokens[first + 1 : last + 1], strict=True):
         token.end = following.start
     for token in tokens[first : last + 1]:

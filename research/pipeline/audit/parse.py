@@ -144,6 +144,7 @@ def _sniff(text: str, format: str, filename: str) -> str:
         ((".json",), "json"),
         ((".html", ".htm", ".xhtml"), "html"),
         ((".md", ".markdown"), "markdown"),
+        ((".txt",), "text"),
     ):
         if name.endswith(suffixes):
             return kind

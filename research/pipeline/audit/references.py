@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from research.pipeline.audit import markup
 from research.pipeline.audit.records import Citation, ParseFinding
 from research.pipeline.identity import (
     arxiv_id_from_url,
@@ -30,8 +31,7 @@ ENTRY_LABEL = re.compile(
     r"^[ \t]*(?:[-*+\u2022][ \t]+)?"
     r"(?:\[(?P<bracket>\^?[^\[\]\s]{1,60})\](?!\()[ \t]*:?|(?P<number>\d{1,4})[.):])[ \t]*"
 )
-_SEPARATORS = " \t\n:;,.-\u2013\u2014|"
-_EMPHASIS = re.compile(r"\*\*|__|`")
+_SEPARATORS = " \t\n:;,.-\u2013\u2014|\"'"
 
 
 @dataclass(frozen=True)
@@ -203,15 +203,15 @@ def _entry_link(entry: _Entry, match: re.Match[str]) -> None:
 def link_parts(match: re.Match[str]) -> tuple[str, str]:
     """A link match's words and target (a Markdown link, an unclosed one, or ``<a href>``)."""
     words = match.group("ltext") or match.group("otext") or match.group("atext") or ""
-    target = match.group("ltarget") or match.group("otarget") or match.group("ahref") or ""
+    if match.group("otarget") is not None:  # unclosed: the sentence's full stop is no part
+        return words, trim_url(match.group("otarget"))
+    target = match.group("ltarget") or match.group("ahref") or ""
     return words, target.strip("<> ")
 
 
 def _entry_title(text: str) -> str:
     """The title left of a reference line: markup, separators and "accessed <date>" removed."""
-    words = " ".join(_EMPHASIS.sub("", text).split())
-    words = ACCESSED.sub("", words)
-    return words.strip(_SEPARATORS)
+    return ACCESSED.sub("", markup.words(text)).strip(_SEPARATORS)
 
 
 def inline_kind(match: re.Match[str]) -> str:

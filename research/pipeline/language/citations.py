@@ -52,11 +52,13 @@ INLINE_CITATION = re.compile(
     rf"(?P<page>[\w\u2013\-]{{1,20}}(?:[ \t]*[\u2013\-][ \t]*\w{{1,10}})?)\]"
     rf"|\[(?P<nums>{_NUMBERS})\]"
     rf"|\[(?P<word>[A-Za-z][\w.\-]{{0,60}})\](?![(\[:])"
-    # ChatGPT's "【1†source】" / "【4:0†source】"; superscripts; a number glued to a full stop.
+    # ChatGPT's "【1†source】" / "【4:0†source】"; superscripts; a number glued to a full stop
+    # ("… in 2023.1 Chile …": the next sentence, or the block's end, must follow).
     rf"|\u3010(?P<chat>\d{{1,4}})(?::\d{{1,4}})?\u2020[^\u3011\n]{{0,100}}\u3011"
     rf"|<sup>[ \t]*\[?(?P<sup>{_NUMBERS})\]?[ \t]*</sup>"
     rf"|(?P<usup>{_SUPERSCRIPT}{{1,4}}(?:[,\u207b\-]{_SUPERSCRIPT}{{1,4}}){{0,40}})"
-    rf"|(?:(?<=[^\W\d_][.!?])|(?<=\)[.!?]))(?P<glued>\d{{1,3}}(?:,[ ]?\d{{1,3}}){{0,40}})(?=\s|$)"
+    rf"|(?:(?<=[^\W_][.!?])|(?<=[)%\"\u201d][.!?]))(?P<glued>\d{{1,3}}(?:,[ ]?\d{{1,3}}){{0,40}})"
+    r"(?=[ \t]*$|\s+(?-i:[^\s\da-z]))"
     # Identifiers and URLs.
     rf"|(?P<doi>\bdoi:[ \t]*{DOI_TEXT.pattern})"
     rf"|(?P<arxiv>\b{ARXIV_TEXT.pattern})"
