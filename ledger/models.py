@@ -613,6 +613,76 @@ class EvidenceLink(models.Model):
         return f"{self.claim_id} {self.relation} {self.passage_id}"
 
 
+class CitationOutcome(models.TextChoices):
+    """How the source a report cites for a claim judges it (``research.pipeline.audit``)."""
+
+    PENDING = "pending"
+    SUPPORTS = "supports"
+    CONTRADICTS = "contradicts"
+    INSUFFICIENT = "insufficient"
+    UNVERIFIABLE = "unverifiable"
+    UNCITED = "uncited"
+
+
+class CitedClaim(models.Model):
+    """A claim of an audited report, bound to the sentence(s) it came from and what they cite.
+
+    The citation check judges the claim against the cited sources' passages only (seed
+    002's expected pair); the claim's own verdict (``Claim.status``) is the run's ordinary
+    one, over the cited source and the counter-evidence found in the libraries.
+    """
+
+    claim = models.OneToOneField(Claim, on_delete=models.CASCADE, related_name="cited")
+    sentences = models.JSONField(default=list, help_text="Indices of the report's sentences.")
+    wording = models.TextField(blank=True, help_text="The report's sentence(s), as written.")
+    citations = models.JSONField(
+        default=list, help_text="The citations as the report wrote them (label, url, doi, …)."
+    )
+    unresolved = models.JSONField(
+        default=list, help_text="Markers of the sentence that name no reference."
+    )
+    sources = models.ManyToManyField(Source, blank=True, related_name="cited_by")
+    unreadable = models.JSONField(
+        default=list, help_text="Each cited source that could not be read, and why."
+    )
+    outcome = models.CharField(
+        max_length=12, choices=CitationOutcome.choices, default=CitationOutcome.PENDING
+    )
+    reason = models.TextField(blank=True)
+    passage = models.ForeignKey(
+        Passage, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    quote = models.TextField(blank=True, help_text="The cited source's words that decided.")
+    confidence = models.FloatField(null=True, blank=True)
+    remediation = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The search for better support of a claim its citation does not support: "
+        "where it searched, what it found, in words.",
+    )
+
+    class Meta:
+        ordering = ["claim"]
+
+    def __str__(self) -> str:
+        return f"{self.claim_id} citation {self.outcome}"
+
+    @property
+    def mark(self) -> str:
+        """The audited report's mark for the claim (``research.pipeline.audit.check``)."""
+        from research.pipeline.audit.check import disposition
+
+        claim = self.claim
+        rejected = claim.review_state == ReviewState.REJECTED
+        return disposition(self.outcome, claim.status, rejected=rejected)
+
+    @property
+    def mark_words(self) -> str:
+        from research.pipeline.audit.check import MARK_WORDS
+
+        return MARK_WORDS.get(self.mark, "")
+
+
 class VerifierVote(models.Model):
     claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="votes")
     evidence = models.ForeignKey(

@@ -82,6 +82,67 @@ class PlanCreateForm(forms.Form):
         return question
 
 
+class ReportImportForm(forms.Form):
+    """An engine's report to audit: pasted, or uploaded as a file (the file wins)."""
+
+    text = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 14}),
+        required=False,
+        strip=False,
+        label="Report",
+        help_text="Paste the report with its citations: Markdown, HTML, plain text, or JSON "
+        'of {"text": …, "citations": […]}.',
+    )
+    upload = forms.FileField(
+        required=False, label="…or upload it", help_text=".md, .html, .txt or .json"
+    )
+    format = forms.ChoiceField(
+        choices=[
+            ("auto", "recognise it"),
+            ("markdown", "Markdown"),
+            ("html", "HTML"),
+            ("text", "plain text"),
+            ("json", "JSON {text, citations}"),
+        ],
+        initial="auto",
+    )
+    library = forms.ModelChoiceField(
+        queryset=Library.objects.none(),
+        required=False,
+        empty_label="(no library: fetch what the report cites)",
+        help_text="Cited documents found here are not fetched; it is also searched for "
+        "counter-evidence.",
+    )
+
+    def __init__(self, user: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        from ledger.services.library import library_choices_for_plan
+
+        field: Any = self.fields["library"]
+        field.queryset = library_choices_for_plan(user).order_by("name")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        upload = data.get("upload")
+        if upload is not None:
+            if upload.size > MAX_REPORT_BYTES:
+                raise forms.ValidationError(
+                    f"The file is {upload.size:,} bytes; a report may be at most "
+                    f"{MAX_REPORT_BYTES:,} bytes."
+                )
+            data["data"] = upload.read()
+            data["filename"] = upload.name or ""
+        elif data.get("text", "").strip():
+            data["data"] = data["text"]
+            data["filename"] = ""
+        else:
+            raise forms.ValidationError("Paste the report's text or choose its file.")
+        return data
+
+
+MAX_REPORT_BYTES = 2_000_000
+
+
 class VersionedForm(forms.Form):
     """Every edit names the version it was made against (the conflict check)."""
 

@@ -31,8 +31,19 @@ class QueryClass(models.TextChoices):
     SOURCE_SPECIFIC = "source-specific"
 
 
+class PlanKind(models.TextChoices):
+    RESEARCH = "research", "Research a question"
+    AUDIT = "audit", "Audit a report"
+
+
 class Plan(models.Model):
     code = models.UUIDField(default=uuid4, unique=True, editable=False)
+    kind = models.CharField(
+        max_length=10,
+        choices=PlanKind.choices,
+        default=PlanKind.RESEARCH,
+        help_text="Research a question, or audit a report another engine wrote.",
+    )
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="owned_plans"
     )
@@ -76,6 +87,29 @@ class Plan(models.Model):
             return PlanRole.OWNER
         role = PlanMember.objects.filter(plan=self, user=user).values_list("role", flat=True)
         return role.first()
+
+
+class ImportedReport(models.Model):
+    """The report an audit plan audits: the text as imported and the parse of it.
+
+    ``parsed`` is ``research.pipeline.audit.ParsedReport.to_json()``: its sentences, the
+    citations each carries and the problems found in them (dangling markers, references
+    without a link), read by the audit stages and the audited report.
+    """
+
+    plan = models.OneToOneField(Plan, on_delete=models.CASCADE, related_name="imported_report")
+    filename = models.CharField(max_length=255, blank=True)
+    format = models.CharField(max_length=10, help_text="markdown, html, text or json.")
+    text = models.TextField(help_text="The report as imported (decoded, unchanged).")
+    sha256 = models.CharField(max_length=64)
+    parsed = models.JSONField()
+    imported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    imported_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"report of {self.plan_id} ({self.format})"
 
 
 class PlanRole(models.TextChoices):

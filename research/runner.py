@@ -53,6 +53,7 @@ from research.services.runs import (
     refresh_counts,
 )
 from research.stages import (
+    audit,
     counter,
     expansion,
     ingest,
@@ -110,6 +111,8 @@ def handle_queued(ctx: StageContext) -> str:
 
 
 def handle_searching(ctx: StageContext) -> str:
+    if audit.is_audit(ctx.plan):
+        audit.cite(ctx)  # the report's citations first; the plan's queries, if any, after
     search.run(ctx)
     return RunState.INGESTING
 
@@ -126,10 +129,15 @@ def handle_indexing(ctx: StageContext) -> str:
 
 def handle_retrieving(ctx: StageContext) -> str:
     retrieve.run(ctx)
+    if audit.is_audit(ctx.plan):  # an audit reads what the report cites: no follow-ups
+        return RunState.MINING
     return RunState.SEARCHING if expansion.decide(ctx) else RunState.MINING
 
 
 def handle_mining(ctx: StageContext) -> str:
+    if audit.is_audit(ctx.plan):
+        audit.mine(ctx)
+        return RunState.COUNTERING
     mine.run(ctx)
     return RunState.COUNTERING
 

@@ -7,6 +7,7 @@ from research import views
 plan_urls = [
     path("plans/", views.list_plans, name="research-list-plans"),
     path("plans/new/", views.create_plan, name="research-create-plan"),
+    path("plans/audit/", views.import_report, name="research-import-report"),
     path("plans/<uuid:code>/", views.show_plan, name="research-show-plan"),
     path("plans/<uuid:code>/edit/", views.edit_plan, name="research-edit-plan"),
     path("plans/<uuid:code>/form/", views.show_edit_form, name="research-show-edit-form"),

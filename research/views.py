@@ -70,6 +70,32 @@ def create_plan(request: AuthedHttpRequest) -> HttpResponse:
     return render(request, "research/plan_new.html", ctx, status=status)
 
 
+@require_http_methods(["GET", "POST"])
+def import_report(request: AuthedHttpRequest) -> HttpResponse:
+    """Audit a report: import it as an audit plan; a report that cannot be read is refused
+    in words, and what was pasted stays in the form."""
+    if not services.can_edit_plans(request.user):
+        raise PermissionDenied("Only researchers may import reports.")
+    form = forms.ReportImportForm(request.user, request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            plan = services.check_import_report(
+                request.user,
+                data["data"],
+                format=data["format"],
+                filename=data["filename"],
+                library=data.get("library"),
+            )
+        except services.PlanInvalid as exc:
+            for problem in exc.messages:
+                form.add_error(None, problem)
+        else:
+            return redirect(plan)
+    status = 400 if form.errors else 200
+    return render(request, "research/plan_audit.html", {"form": form}, status=status)
+
+
 # --- the plan page and its editor -----------------------------------------------------
 
 

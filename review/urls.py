@@ -9,6 +9,7 @@ run_urls = [
     path("runs/<uuid:code>/ledger/approve/", views.approve_claims, name="review-approve-claims"),
     path("runs/<uuid:code>/queue/", views.show_queue, name="review-show-queue"),
     path("runs/<uuid:code>/audit/", views.show_audit, name="review-show-audit"),
+    path("runs/<uuid:code>/audited.<str:fmt>", views.export_audited, name="review-export-audited"),
     path("runs/<uuid:code>/shadow/", views.show_shadow, name="review-show-shadow"),
     path("runs/<uuid:code>/candidates/", views.show_candidates, name="review-show-candidates"),
 ]

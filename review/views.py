@@ -31,6 +31,9 @@ from research.pipeline.counter import CounterRecord
 from research.pipeline.verify.records import PoolName
 from research.services import get_run_for_user
 from review import fragments, services
+from review.audits import NotAnAudit, audited_report
+from review.exports.audited import render_html as render_audited_html
+from review.exports.audited import render_markdown as render_audited_markdown
 from review.forms import ApproveForm, LedgerFilterForm, NarrowForm, RejectForm
 from review.shadow import DECISIONS, VERDICTS, run_agreement
 
@@ -101,7 +104,7 @@ def _ledger_table(
     page_number = request.GET.get("page")
 
     def render_table() -> str:
-        claims = form.apply(services.ledger_claims(run)).select_related("subquestion")
+        claims = form.apply(services.ledger_claims(run)).select_related("subquestion", "cited")
         page = Paginator(claims, LEDGER_PAGE_SIZE).get_page(page_number)
         page.object_list = list(page.object_list)
         partners = contested_partners(page.object_list)
@@ -509,3 +512,26 @@ def _pick_link(links: list[EvidenceLink], at: str) -> EvidenceLink | None:
         if at and str(link.quote_start) == at:
             return link
     return links[0] if links else None
+
+
+AUDITED_FORMATS = {
+    "md": ("text/markdown; charset=utf-8", render_audited_markdown),
+    "html": ("text/html; charset=utf-8", render_audited_html),
+}
+
+
+@require_GET
+def export_audited(request: AuthedHttpRequest, code: UUID, fmt: str) -> HttpResponse:
+    """The audited report of an audit run (``review.exports.audited``): the imported
+    report's own text, every sentence marked, with the disposition ledger."""
+    run = get_run_for_user(request.user, code)
+    if fmt not in AUDITED_FORMATS:
+        raise Http404("Formats: md, html.")
+    try:
+        audit = audited_report(run)
+    except NotAnAudit as exc:
+        raise Http404(str(exc)) from exc
+    content_type, render_audit = AUDITED_FORMATS[fmt]
+    response = HttpResponse(render_audit(audit), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="audited-{run.code}.{fmt}"'
+    return response

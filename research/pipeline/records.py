@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -143,6 +143,10 @@ class PlanContent(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     schema_version: int = 1
+    kind: Literal["research", "audit"] = Field(
+        default="research",
+        description="research: search for the question; audit: verify an imported report.",
+    )
     question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
     planner: str = Field(default="", description="Which planner proposed the first version.")
     planner_message: str = Field(default="", description="Why a fallback happened, in words.")
@@ -227,6 +231,8 @@ def plan_problems(plan: PlanContent) -> list[str]:
 def run_blockers(plan: PlanContent) -> list[str]:
     """Why a run of this plan must not start (empty list: it may)."""
     problems = plan_problems(plan)
+    if plan.kind == "audit":  # its report's citations are what it reads; queries optional
+        return problems
     if not any(sq.enabled for sq in plan.subquestions):
         problems.append("Every subquestion is disabled: enable at least one to start a run.")
     elif not plan.enabled_queries():

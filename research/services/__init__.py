@@ -9,6 +9,7 @@ use are re-exported here.
 from __future__ import annotations
 
 from research.roles import RESEARCHER_GROUP, can_edit_plan, can_edit_plans
+from research.services.audits import check_import_report
 from research.services.members import check_share_plan, check_unshare_plan, plan_members
 from research.services.plans import (
     MAX_SCOPE_CHARS,
@@ -52,6 +53,7 @@ __all__ = [
     "check_share_plan",
     "check_unshare_plan",
     "check_create_plan",
+    "check_import_report",
     "check_edit_plan",
     "check_save_plan",
     "check_start_run",

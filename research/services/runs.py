@@ -84,6 +84,13 @@ def run_config(plan: Plan) -> dict[str, Any]:
 def start_blockers(plan: Plan, content: PlanContent) -> list[str]:
     """Why a run of this plan version must not start, in words."""
     problems = run_blockers(content)
+    if content.kind == "audit":  # it reads what the report cites, library or not
+        if plan.library is not None and not plan_may_search(plan, plan.library):
+            problems.append(
+                f"The plan's owner may no longer read the library {plan.library.name!r}; "
+                "choose another library in Plan settings."
+            )
+        return problems
     uses_library = any("library" in q.source_classes for _, q in content.enabled_queries())
     web = enabled_web_adapters()
     if plan.library is not None and not plan_may_search(plan, plan.library):

@@ -122,7 +122,7 @@ class _Walk:
             self.ctx.safe_point()
             for future in finished:
                 position, hit = self.in_flight.pop(future)
-                self.resolve(position, _ingest_page(self.ctx, hit, future))
+                self.resolve(position, ingest_page(self.ctx, hit, future))
 
     def take_up(self, pool: FetchPool) -> None:
         """Start on the next ranked sources while the budget has room for them."""
@@ -198,7 +198,7 @@ def _url_of(hit: SearchHit) -> str:
     return str(hit.record.get("url") or hit.canonical_id)
 
 
-def _ingest_page(ctx: StageContext, hit: SearchHit, fetched: Future[FetchResult]) -> int | None:
+def ingest_page(ctx: StageContext, hit: SearchHit, fetched: Future[FetchResult]) -> int | None:
     """Ingest one hit's fetched page; any failure is recorded on the run and skipped.
 
     The fetcher tries a retryable failure (timeout, DNS, 5xx) again as the one HTTP

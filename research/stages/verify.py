@@ -41,7 +41,7 @@ from research.pipeline.verify.align import alignment_words
 from research.pipeline.verify.embedcache import EmbeddingCache
 from research.pipeline.verify.features import item_sentences
 from research.services.runs import do_count_verification, do_record_families
-from research.stages import counter
+from research.stages import audit, counter
 from research.stages.base import StageContext
 from research.stages.retrieve import library_retrieve
 from review.models import GatePolicy
@@ -54,6 +54,9 @@ def run(ctx: StageContext) -> None:
         ctx.note(f"family {family}", state)
     ctx.note("quorum", f"PASS needs {config.aggregate.quorum} verifier families to agree")
     do_record_families(ctx.run, config.family_states(), config.aggregate.quorum)
+    if audit.is_audit(ctx.plan):
+        audit.verify(ctx, config)
+        return
     run_claims = Claim.objects.filter(run=ctx.run)
     if "learned" not in config.unavailable:  # the learned family encodes sentences
         encode_ahead(run_claims.filter(status=Verdict.PENDING).order_by("pk"), cache)

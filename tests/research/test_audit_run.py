@@ -1,0 +1,209 @@
+"""An audit run end to end: import a cited report, fetch what it cites, check each claim.
+
+A local server plays the web pages the report cites (one of them missing: a fabricated
+citation); the fetcher's allow-list names 127.0.0.1 on purpose. The report is written
+the way open_deep_research writes one (``[n]`` markers, a ``### Sources`` list).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlparse
+
+import pytest
+
+from ledger.models import CitationOutcome, CitedClaim, Claim, SearchHit
+from research import runner, services
+from research.models import ImportedReport, PlanKind, RunState
+from research.services import PlanInvalid
+
+pytestmark = pytest.mark.django_db
+
+PAGES = {
+    "/whatsnew": (
+        "What's new in Python 3.13",
+        "<p>CPython 3.13 adds an experimental build of the interpreter that runs without the "
+        "global interpreter lock.</p><p>The free-threaded build is enabled with the "
+        "--disable-gil configure option.</p>",
+    ),
+    "/perf": (
+        "Free-threading performance",
+        "<p>Single-threaded code runs about 10% slower on the free-threaded build than on "
+        "the default build, because of the extra reference-counting work.</p>",
+    ),
+    "/capi": (
+        "C API: free-threading support",
+        "<p>Extension modules must declare that they support running without the GIL; "
+        "otherwise importing them re-enables the GIL.</p>",
+    ),
+}
+
+REPORT = """# Free-threaded CPython
+
+CPython 3.13 adds an experimental build that runs without the global interpreter lock [1].
+The free-threaded build is enabled with the --disable-gil configure option [1].
+Single-threaded code runs about 40% faster on the free-threaded build [2].
+Extension modules must declare that they support running without the GIL [3].
+The free-threaded build was accepted by the steering council in 2019 [4].
+Most popular packages already ship free-threaded wheels.
+
+### Sources
+[1] What's new in Python 3.13: {base}/whatsnew
+[2] Free-threading performance: {base}/perf
+[3] C API: {base}/capi
+[4] Steering council decision: {base}/decision
+"""
+
+
+# What the web search finds when the audit looks for better support (SearXNG's JSON API).
+FOUND = {
+    "/acceptance": (
+        "Steering council notes",
+        "<p>The steering council accepted the free-threaded build in 2019, after a long "
+        "discussion of its costs.</p>",
+    ),
+}
+
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802
+        url = urlparse(self.path)
+        path = url.path
+        if path == "/search":
+            base = f"http://{self.headers['Host']}"
+            results = [
+                {"url": f"{base}{p}", "title": t, "content": "", "score": 1.0}
+                for p, (t, _) in FOUND.items()
+            ]
+            return self._send(200, "application/json", json.dumps({"results": results}))
+        if path in FOUND:
+            title, body = FOUND[path]
+        elif path not in PAGES:
+            return self._send(404, "text/plain", "not found")
+        else:
+            title, body = PAGES[path]
+        html = f"<html><head><title>{title}</title></head><body><article><h1>{title}</h1>"
+        return self._send(200, "text/html; charset=utf-8", html + body + "</article></body>")
+
+    def _send(self, status: int, content_type: str, body: str) -> None:
+        data = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        return None
+
+
+@pytest.fixture
+def base(settings):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    settings.FETCH_ALLOWED_HOSTS = ["127.0.0.1"]
+    settings.SEARXNG_URL = ""  # no web search: the remediation searches the libraries only
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def audited(author, base):
+    plan = services.check_import_report(author, REPORT.format(base=base), filename="odr.md")
+    run = services.check_start_run(author, plan, 1, enqueue=False)
+    return plan, runner.run_to_end(run.code)
+
+
+def by_sentence(run) -> dict[int, CitedClaim]:
+    return {
+        i: cited
+        for cited in CitedClaim.objects.filter(claim__run=run).select_related("claim")
+        for i in cited.sentences
+    }
+
+
+def test_an_imported_report_becomes_an_audit_plan_that_keeps_the_text(author, base):
+    text = REPORT.format(base=base)
+    plan = services.check_import_report(author, text, filename="odr.md")
+    assert plan.kind == PlanKind.AUDIT and plan.question == "Audit: Free-threaded CPython"
+    imported = ImportedReport.objects.get(plan=plan)
+    assert imported.text == text and imported.format == "markdown"
+    assert len(imported.parsed["sentences"]) == 6
+
+
+def test_an_audit_run_checks_every_claim_against_what_it_cites(author, base):
+    plan, run = audited(author, base)
+
+    assert run.state == RunState.AWAITING_REVIEW, run.error
+    hits = SearchHit.objects.filter(run=run, adapter="citation")
+    assert hits.count() == 4 and hits.filter(source__isnull=False).count() == 3
+    cited = by_sentence(run)
+    assert set(cited) == {0, 1, 2, 3, 4, 5}
+    # The fabricated citation: its page does not exist, so its claim cannot be checked.
+    fabricated = cited[4]
+    assert fabricated.outcome == CitationOutcome.UNVERIFIABLE
+    assert "404" in fabricated.reason and fabricated.mark == "unverifiable"
+    # The uncited sentence is a claim of the audit, marked as such.
+    assert cited[5].outcome == CitationOutcome.UNCITED and cited[5].mark == "unsupported"
+    # Every claim whose source was read was judged against that source.
+    for i in (0, 1, 2, 3):
+        assert cited[i].sources.count() == 1
+        assert cited[i].outcome in {"supports", "contradicts", "insufficient"}
+    assert cited[3].sources.get().url.endswith("/capi")
+    assert Claim.objects.filter(run=run, status="pending").count() == 0
+
+
+def test_a_claim_its_citation_does_not_support_is_searched_for_on_the_web(
+    author, base, settings
+):
+    settings.SEARXNG_URL = base
+    plan, run = audited(author, base)
+
+    assert run.state == RunState.AWAITING_REVIEW, run.error
+    fabricated = by_sentence(run)[4]
+    assert fabricated.remediation["searched"] == ["searxng"]
+    assert fabricated.remediation["sources"] == 1
+    # one search per claim no source supports: each found the same page, read once
+    found = SearchHit.objects.filter(run=run, adapter="searxng", source__isnull=False)
+    assert found.exists() and {h.source.url for h in found} == {f"{base}/acceptance"}
+    found = found.first()
+    # the page found was judged with the claim's other evidence
+    assert fabricated.claim.evidence.filter(passage__source=found.source).exists()
+
+
+def test_without_a_web_adapter_the_remediation_says_it_searched_the_libraries_only(author, base):
+    plan, run = audited(author, base)
+    fabricated = by_sentence(run)[4]
+    assert fabricated.remediation["searched"] == []
+    assert "no web search adapter" in fabricated.remediation["note"]
+
+
+def test_the_ledger_and_the_claim_page_show_the_citation(author, base, client):
+    plan, run = audited(author, base)
+    client.force_login(author)
+    ledger = client.get(f"/runs/{run.code}/ledger/").content.decode()
+    assert "citation" in ledger and "Steering council decision" in ledger
+    claim = by_sentence(run)[4].claim
+    page = client.get(claim.get_absolute_url()).content.decode()
+    assert "What the audited report says" in page
+    assert f"{base}/decision could not be fetched" in page
+
+
+def test_a_report_that_cannot_be_read_is_refused_and_saves_nothing(author):
+    with pytest.raises(PlanInvalid):
+        services.check_import_report(author, "   \n  ")
+    with pytest.raises(PlanInvalid):
+        services.check_import_report(author, b"\x00\x01\x02 binary")
+    assert not ImportedReport.objects.exists()
+
+
+def test_the_import_page_keeps_what_was_pasted_when_it_refuses(author, client):
+    client.force_login(author)
+    page = client.get("/plans/audit/")
+    assert page.status_code == 200 and "Audit a report" in page.content.decode()
+    refused = client.post("/plans/audit/", {"text": "", "format": "auto"})
+    assert refused.status_code == 400 and "Paste the report" in refused.content.decode()
+    bad = client.post("/plans/audit/", {"text": '{"text": 3}', "format": "json"})
+    assert bad.status_code == 400 and "{&quot;text&quot;: 3}" in bad.content.decode()
+    assert not ImportedReport.objects.exists()

@@ -1,0 +1,83 @@
+"""The audited report: the imported text kept whole, every sentence marked, the ledger appended."""
+
+from __future__ import annotations
+
+from research.pipeline.audit import parse_report
+from research.pipeline.audit.check import (
+    CONFIRMED,
+    CONTRADICTED,
+    DROPPED,
+    RESOURCED,
+    UNSUPPORTED,
+    UNVERIFIABLE,
+    disposition,
+    sentence_mark,
+)
+from review.exports.audited import AuditedReport, AuditRow, render_html, render_markdown
+
+REPORT = """# Heat pumps
+
+Heat pumps move heat rather than make it [1]. They cut household emissions by 90% [2].
+Installers report <b>long</b> waiting lists.
+
+### Sources
+[1] Physics of heat pumps: https://example.org/physics
+[2] Emissions study: https://example.org/emissions
+"""
+
+
+def row(number, text, sentences, mark, **kw):
+    fields = {
+        "cites": "",
+        "citation": "supports",
+        "reason": "",
+        "quote": "",
+        "verdict": "pass",
+        "review": "unreviewed",
+    }
+    fields.update(kw)
+    return AuditRow(number=number, text=text, sentences=sentences, mark=mark, **fields)
+
+
+def audit() -> AuditedReport:
+    report = parse_report(REPORT, "markdown")
+    rows = (
+        row(1, "Heat pumps move heat rather than make it.", (0,), CONFIRMED, quote="moves heat"),
+        row(2, "They cut household emissions by 90%.", (1,), CONTRADICTED, citation="contradicts"),
+        row(3, "Installers report long waiting lists.", (2,), DROPPED, review="rejected"),
+    )
+    return AuditedReport(title="Heat pumps", run="r1", report=report, rows=rows)
+
+
+def test_every_sentence_is_kept_and_marked_even_a_dropped_one():
+    text = render_markdown(audit())
+    assert "Heat pumps move heat rather than make it [1]. **[confirmed: C1]**" in text
+    assert "They cut household emissions by 90% [2]. **[contradicted: C2]**" in text
+    assert "Installers report <b>long</b> waiting lists. **[dropped: C3]**" in text
+    assert "## Appendix A. Disposition ledger" in text
+    assert "| C2 | They cut household emissions by 90%. |" in text
+    assert "- [2] Emissions study — https://example.org/emissions" in text
+
+
+def test_the_html_escapes_the_report_text():
+    page = render_html(audit())
+    assert "<b>long</b>" not in page and "&lt;b&gt;long&lt;/b&gt;" in page
+    assert "[contradicted: C2]" in page
+
+
+def test_a_sentence_is_as_good_as_its_weakest_claim():
+    assert sentence_mark([CONFIRMED, CONTRADICTED]) == CONTRADICTED
+    assert sentence_mark([CONFIRMED, RESOURCED]) == RESOURCED
+    assert sentence_mark([]) == ""
+
+
+def test_marks_follow_the_citation_check_and_the_verdict():
+    assert disposition("supports", "pass") == CONFIRMED
+    assert disposition("supports", "uncertain") == CONFIRMED
+    assert disposition("insufficient", "pass") == RESOURCED
+    assert disposition("supports", "fail") == CONTRADICTED
+    assert disposition("contradicts", "pass") == CONTRADICTED
+    assert disposition("unverifiable", "uncertain") == UNVERIFIABLE
+    assert disposition("uncited", "uncertain") == UNSUPPORTED
+    assert disposition("insufficient", "uncertain") == UNSUPPORTED
+    assert disposition("supports", "pass", rejected=True) == DROPPED
