@@ -233,3 +233,28 @@ def test_it_leaves_numbers_that_are_no_markers_alone():
         "It ended in 2023.1 Then it rose.",
     ]
     assert report.findings == ()
+
+
+def test_it_numbers_an_html_footnote_list_whose_items_hold_paragraphs():
+    """Pandoc's footnotes: <section class="footnotes"><ol><li><p>…</p></li></ol>."""
+    report = parse_report(
+        "<html><body><p>Wind grew.<a href='#fn1' class='footnote-ref'><sup>1</sup></a></p>"
+        "<section class='footnotes'><hr/><ol><li id='fn1'><p>Smith. "
+        "<a href='https://doi.org/10.1000/abc'>https://doi.org/10.1000/abc</a></p></li></ol>"
+        "</section></body></html>"
+    )
+
+    assert report.references == (
+        Citation("1", "https://doi.org/10.1000/abc", "10.1000/abc", title="Smith"),
+    )
+    assert report.sentences[0].citations == report.references
+    assert report.findings == ()
+
+
+def test_it_keeps_a_table_cell_that_says_notes_in_the_body():
+    report = parse_report(
+        "| Notes | Wind grew [1]. |\n|---|---|\n| Notes | Solar grew [1]. |\n\n[1]: https://a.example.org\n"
+    )
+
+    assert [s.text for s in report.sentences] == ["Notes", "Solar grew."]
+    assert [r.label for r in report.references] == ["1"]

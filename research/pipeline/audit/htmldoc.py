@@ -70,7 +70,7 @@ def _inline_tag(tag: str) -> bool:
 def _container(element: Any, collector: Collector, kind: str, number: str, depth: int) -> None:
     """An element's loose text as blocks of ``kind`` and its child blocks, in order.
 
-    ``number`` (an ``<ol>`` item's) goes with the first block of loose text.
+    ``number`` (an ``<ol>`` item's) goes with its first block, loose text or a child's.
     """
     run = [element.text or ""]
     for child in element:
@@ -81,8 +81,8 @@ def _container(element: Any, collector: Collector, kind: str, number: str, depth
             run.append(_inline(child, depth + 1))
         else:
             number = _flush(run, collector, kind, number)
-            _block(child, collector, kind, depth + 1)
-            run = []
+            _block(child, collector, kind, depth + 1, number)
+            run, number = [], ""
         run.append(child.tail or "")
     _flush(run, collector, kind, number)
 
@@ -96,7 +96,7 @@ def _flush(run: list[str], collector: Collector, kind: str, number: str) -> str:
     return ""
 
 
-def _block(element: Any, collector: Collector, kind: str, depth: int) -> None:
+def _block(element: Any, collector: Collector, kind: str, depth: int, number: str = "") -> None:
     tag = _tag(element)
     if tag in _SILENT or depth > MAX_DEPTH:
         return
@@ -110,10 +110,10 @@ def _block(element: Any, collector: Collector, kind: str, depth: int) -> None:
         _container(element, collector, "list-item", "", depth)
     elif _names_references(element) and not collector.in_references:
         collector.references_level = 0  # to the element's end, whatever its headings
-        _container(element, collector, kind, "", depth)
+        _container(element, collector, kind, number, depth)
         collector.references_level = None
     else:
-        _container(element, collector, kind, "", depth)
+        _container(element, collector, kind, number, depth)
 
 
 def _list(element: Any, collector: Collector, depth: int) -> None:

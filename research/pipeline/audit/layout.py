@@ -79,12 +79,15 @@ class Collector:
             self.layout.blocks.append(RawBlock("heading", text, level))
 
     def block(self, text: str, kind: str, line: int = 0, number: str = "") -> None:
-        """A paragraph, list item or quote: body text, or reference lines inside a list.
+        """A paragraph, list item, quote or table cell (``kind`` "cell", kept as a
+        paragraph): body text, or reference lines inside a reference list.
 
         A paragraph line that is a reference heading ("Sources:") opens a reference list
         there: the lines before it are body, the lines after it references.
         """
-        if not self.in_references and kind == "paragraph":
+        if kind == "cell":
+            kind = "paragraph"
+        elif not self.in_references and kind == "paragraph":
             lines = text.split("\n")
             for index, words in enumerate(lines):
                 if is_reference_heading(words):
@@ -151,10 +154,13 @@ def read_markdown(text: str) -> Layout:
                 read_fragment(token.content, collector)
         elif kind == "heading_open":
             collector.heading(following.content, int(token.tag[1:]))
-        elif kind in ("paragraph_open", "td_open"):
-            block_kind = containers[-1] if containers and kind == "paragraph_open" else "paragraph"
-            collector.block(following.content, block_kind, line, number)
+        elif kind == "paragraph_open":
+            collector.block(
+                following.content, containers[-1] if containers else "paragraph", line, number
+            )
             number = ""
+        elif kind == "td_open":  # a table cell: body text (never a "Sources:" line)
+            collector.block(following.content, "cell", line)
     return collector.layout
 
 
