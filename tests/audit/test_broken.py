@@ -258,3 +258,20 @@ def test_it_keeps_a_table_cell_that_says_notes_in_the_body():
 
     assert [s.text for s in report.sentences] == ["Notes", "Solar grew."]
     assert [r.label for r in report.references] == ["1"]
+
+
+def test_it_reports_a_dangling_footnote_and_leaves_an_unknown_name_as_text():
+    report = parse_report(
+        "Wind grew.[^9] Solar grew [sic]. Hydro held [smith2020:4].\n\n[^1]: Smith.\n"
+    )
+
+    assert [s.text for s in report.sentences] == [
+        "Wind grew.",
+        "Solar grew [sic].",
+        "Hydro held [smith2020:4].",
+    ]
+    assert [(f.kind, f.label, f.sentence) for f in report.findings] == [
+        ("reference-without-link", "^1", None),
+        ("dangling-marker", "^9", 0),
+        ("unused-reference", "^1", None),
+    ]

@@ -143,8 +143,8 @@ def _label_token(match: re.Match[str], kind: str, resolver: Resolver) -> _Token 
     else:
         labels = _numbers(match.group(kind).translate(SUPERSCRIPT_DIGITS))
     found = [resolver.label(label) for label in labels]
-    numbered = all(normalize_label(label).isdigit() for label in labels)
-    if None in found and (kind in ("usup", "glued", "word") or not numbered):
+    named = kind == "loc" and not normalize_label(labels[0]).isdigit()
+    if None in found and (kind in ("usup", "glued", "word") or named):
         return None  # only a marker when it names references the report has
     marker = _marker(match)
     for label, citation in zip(labels, found, strict=True):

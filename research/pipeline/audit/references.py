@@ -248,7 +248,6 @@ class Resolver:
     def __init__(self, references: list[Citation]) -> None:
         self.by_label: dict[str, Citation] = {}
         self.by_identity: dict[str, Citation] = {}
-        self.numbered = False
         self.findings: list[ParseFinding] = []
         for reference in references:
             self._add(reference)
@@ -267,7 +266,6 @@ class Resolver:
             )
             return
         self.by_label[key] = reference
-        self.numbered = self.numbered or key.isdigit()
         for identity in self._identities(reference):
             self.by_identity.setdefault(identity, reference)
 
