@@ -15,12 +15,12 @@ from tests.processes import BASE_DIR, child_env, free_port, wait_for_http
 LIVE_ENV = {"CHANNEL_LAYER": "postgres", "LOG_LEVEL": "WARNING"}
 
 
-def spawn(args: list[str], name: str) -> tuple[subprocess.Popen[bytes], Path]:
+def spawn(args: list[str], name: str, **env: str) -> tuple[subprocess.Popen[bytes], Path]:
     log = Path(tempfile.mkstemp(prefix=f"{name}-", suffix=".log")[1])
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [sys.executable, *args],
-            env=child_env(**LIVE_ENV),
+            env=child_env(**LIVE_ENV, **env),
             cwd=BASE_DIR,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -28,8 +28,10 @@ def spawn(args: list[str], name: str) -> tuple[subprocess.Popen[bytes], Path]:
     return proc, log
 
 
-def start_worker(name: str) -> tuple[subprocess.Popen[bytes], Path]:
-    return spawn([str(BASE_DIR / "manage.py"), "procrastinate", "worker", "--name", name], name)
+def start_worker(name: str, **env: str) -> tuple[subprocess.Popen[bytes], Path]:
+    """A worker; ``env``: settings of its own (e.g. ``FETCH_ALLOWED_HOSTS``)."""
+    args = [str(BASE_DIR / "manage.py"), "procrastinate", "worker", "--name", name]
+    return spawn(args, name, **env)
 
 
 def start_daphne() -> tuple[subprocess.Popen[bytes], Path, str]:

@@ -68,6 +68,8 @@ FOUND = {
 
 
 class Handler(BaseHTTPRequestHandler):
+    pages = PAGES
+
     def do_GET(self):  # noqa: N802
         url = urlparse(self.path)
         path = url.path
@@ -80,10 +82,10 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(200, "application/json", json.dumps({"results": results}))
         if path in FOUND:
             title, body = FOUND[path]
-        elif path not in PAGES:
+        elif path not in self.pages:
             return self._send(404, "text/plain", "not found")
         else:
-            title, body = PAGES[path]
+            title, body = self.pages[path]
         html = f"<html><head><title>{title}</title></head><body><article><h1>{title}</h1>"
         return self._send(200, "text/html; charset=utf-8", html + body + "</article></body>")
 
@@ -154,9 +156,7 @@ def test_an_audit_run_checks_every_claim_against_what_it_cites(author, base):
     assert Claim.objects.filter(run=run, status="pending").count() == 0
 
 
-def test_a_claim_its_citation_does_not_support_is_searched_for_on_the_web(
-    author, base, settings
-):
+def test_a_claim_its_citation_does_not_support_is_searched_for_on_the_web(author, base, settings):
     settings.SEARXNG_URL = base
     plan, run = audited(author, base)
 
