@@ -7,6 +7,8 @@ support it. The audited report is rendered from these records only.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import Prefetch
 
 from ledger.models import CitedClaim, DispositionState, EvidenceLink, Relation
@@ -74,3 +76,11 @@ def audited_report(run: Run) -> AuditedReport:
         )
     title = report.title or imported.filename or run.plan_version.plan.question
     return AuditedReport(title=title, run=str(run.code), report=report, rows=tuple(out))
+
+
+def audited_json(run: Run) -> dict[str, Any]:
+    """The audited report as a report version freezes it; {} for a research run."""
+    try:
+        return audited_report(run).to_json()
+    except NotAnAudit:
+        return {}

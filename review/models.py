@@ -123,6 +123,12 @@ class Report(models.Model):
     content_hash = models.CharField(max_length=64)
     claim_codes = models.JSONField(default=list, help_text="Approved capsules it was built from.")
     check_findings = models.JSONField(default=list, blank=True)
+    audited = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="An audit run's audited report as it stood at this version "
+        "(review.exports.audited.AuditedReport); empty for a research run.",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -42,8 +42,12 @@ from research.pipeline.claims.facets import facets
 from research.pipeline.synthesize import Capsule, CapsuleEvidence, Synthesis, synthesize
 from research.providers.llm import LLMClient
 from review import services as review_services
+from review.audits import audited_json
 from review.exports import bundle, citations
 from review.exports.answer import source_design, source_studied, untraceable_numbers
+from review.exports.audited import AuditedReport
+from review.exports.audited import render_html as render_audited_html
+from review.exports.audited import render_markdown as render_audited_markdown
 from review.exports.document import (
     CitedQuote,
     DocumentInputs,
@@ -326,6 +330,7 @@ def prepare_report(
         content_hash=sha256_text(markdown),
         claim_codes=list(synthesis.labels),
         check_findings=[vars(f) for f in synthesis.findings],
+        audited=audited_json(run),
         created_by=user,
         created_at=created_at,
     )
@@ -621,7 +626,9 @@ def searchable(document: ReportDocument, fmt: str, data: bytes) -> list[tuple[st
     A PDF is Chromium's print of the HTML export, so its HTML is scanned (the same words,
     without a PDF text extraction); HTML is scanned as its visible text, JSON as its
     unescaped strings; a bundle member by member, except the snapshot texts (what the
-    sources say, needed to re-check quotes offline).
+    sources say, needed to re-check quotes offline) and an audit's audited report (what the
+    audited engine wrote, kept whole on purpose: every sentence is shown with its mark,
+    a rejected one marked dropped; the report itself is scanned like any other).
     """
     if fmt == "pdf":
         return [("pdf", visible_html(render_html(document)))]
@@ -630,7 +637,7 @@ def searchable(document: ReportDocument, fmt: str, data: bytes) -> list[tuple[st
             return [
                 (name, _member_text(name, archive.read(name)))
                 for name in archive.namelist()
-                if not name.startswith("snapshots/")
+                if not name.startswith(("snapshots/", "audited/"))
             ]
     text = data.decode("utf-8", "replace")
     if fmt == "html":
@@ -683,6 +690,10 @@ def _bundle(report: Report, document: ReportDocument) -> bytes:
         "sources.bib": citations.bibtex(document.bibliography).encode(),
         "sources.csl.json": citations.csl_json(document.bibliography).encode(),
     }
+    if report.audited:  # an audit run: the imported report, every sentence marked
+        audited = AuditedReport.from_json(report.audited)
+        files["audited/report.md"] = render_audited_markdown(audited).encode()
+        files["audited/report.html"] = render_audited_html(audited).encode()
     return bundle.build_bundle(
         files=files,
         snapshots=_bundle_snapshots(document),

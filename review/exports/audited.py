@@ -9,14 +9,17 @@ what its sentence cites, the citation check, the run's verdict, the reviewer's d
 the mark and why. Nothing is left out: a dropped sentence stays, marked dropped. The
 report's reference list follows as the report gave it.
 
-Pure: it renders :class:`AuditedReport` records; ``review.audits`` loads them.
+Pure: it renders :class:`AuditedReport` records; ``review.audits`` loads them. A report
+version of an audit run freezes them (``Report.audited``) and its signed bundle carries
+both renderings (``audited/report.md``, ``audited/report.html``).
 """
 
 from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from research.pipeline.audit.check import MARK_WORDS, MARKS, sentence_mark
 from research.pipeline.audit.records import Citation, ParsedReport
@@ -56,6 +59,27 @@ class AuditedReport:
             index: (sentence_mark([r.mark for r in rows]), tuple(r.number for r in rows))
             for index, rows in found.items()
         }
+
+    def to_json(self) -> dict[str, Any]:
+        """What a report version freezes (``Report.audited``)."""
+        return {
+            "title": self.title,
+            "run": self.run,
+            "report": self.report.to_json(),
+            "rows": [asdict(row) for row in self.rows],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> AuditedReport:
+        rows = tuple(
+            AuditRow(**{**row, "sentences": tuple(row["sentences"])}) for row in data["rows"]
+        )
+        return cls(
+            title=str(data["title"]),
+            run=str(data["run"]),
+            report=ParsedReport.from_json(data["report"]),
+            rows=rows,
+        )
 
     def counts(self) -> dict[str, int]:
         marks = [mark for mark, _ in self.marks().values()]

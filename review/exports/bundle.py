@@ -17,6 +17,8 @@ with its sha256)::
     snapshots.json           snapshot identity and hashes; texts in snapshots/<sha256>.txt
     decisions.json           the review audit log
     sources.bib, sources.csl.json
+    audited/report.md|.html  an audit run only: the imported report's text, every sentence
+                             marked, with the disposition ledger (review.exports.audited)
 
 The archive is deterministic: sorted entries, fixed timestamps, and Ed25519 signatures
 are deterministic too, so the same report exports to the same bytes. The offline check

@@ -207,3 +207,41 @@ def test_the_import_page_keeps_what_was_pasted_when_it_refuses(author, client):
     bad = client.post("/plans/audit/", {"text": '{"text": 3}', "format": "json"})
     assert bad.status_code == 400 and "{&quot;text&quot;: 3}" in bad.content.decode()
     assert not ImportedReport.objects.exists()
+
+
+def test_a_report_of_an_audit_carries_the_audited_report_in_its_signed_bundle(
+    author, reviewer, base, tmp_path
+):
+    from review import reports
+    from review import services as review
+    from tests.reports.bundles import bundle_problems, rewrite_zip, zip_text
+
+    plan, run = audited(author, base)
+    plan.memberships.create(user=reviewer, role="reviewer")
+    for claim in Claim.objects.filter(run=run).order_by("pk"):
+        if claim.status == "pass":
+            review.do_approve_claim(reviewer, claim, claim.version)
+        else:
+            review.do_reject_claim(reviewer, claim, claim.version, "unsupported")
+    report = reports.do_build_report(run, author)
+    assert report.audited["run"] == str(run.code)
+
+    files = zip_text(reports.do_export_report(report, "zip", author).data)
+    audited_md = files["audited/report.md"]
+    assert "**[unverifiable: C" not in audited_md  # rejected: the reviewer's word is last
+    line = next(li for li in audited_md.splitlines() if "steering council in 2019" in li)
+    assert "**[dropped: C" in line
+    assert "**[confirmed: C" in audited_md and "audited/report.html" in files
+    assert "Most popular packages" not in files["report/report.md"]  # the report proper
+    path = tmp_path / "bundle.zip"
+    path.write_bytes(reports.do_export_report(report, "zip", author).data)
+    assert bundle_problems(path) == []
+    # The audited report is signed like every member: a changed mark is caught.
+    forged = tmp_path / "forged.zip"
+    forged.write_bytes(
+        rewrite_zip(
+            path.read_bytes(),
+            {"audited/report.md": audited_md.replace("[dropped: C", "[confirmed: C")},
+        )
+    )
+    assert any("audited/report.md" in p for p in bundle_problems(forged))
