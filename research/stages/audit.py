@@ -71,6 +71,7 @@ from research.stages.ingest import ingest_page
 ADAPTER = "citation"
 CITED_PASSAGES = 3  # passages of a cited source a claim is judged against
 REMEDIATION_HITS = 3  # results per web adapter of a claim's remediation search
+MIN_TITLE_MATCH = 20  # characters a reference's title needs to name a library document
 TIME_SENSITIVE = ("current-state", "fast-changing")
 
 
@@ -109,7 +110,8 @@ def fetch_url(citation: Citation) -> str:
 
 
 def library_match(library: Library | None, citation: Citation, key: str) -> Source | None:
-    """The plan library's document the citation names (canonical id, DOI, arXiv id, URL)."""
+    """The plan library's document the citation names: by canonical id, DOI, arXiv id or
+    URL, else by its exact title (case aside; a title this short is no identity)."""
     if library is None:
         return None
     sources = Source.objects.filter(libraries=library)
@@ -121,6 +123,9 @@ def library_match(library: Library | None, citation: Citation, key: str) -> Sour
     if found is None and citation.url:
         wanted = normalize_url(citation.url)
         found = next((s for s in sources.exclude(url="") if normalize_url(s.url) == wanted), None)
+    title = " ".join(citation.title.split())
+    if found is None and len(title) >= MIN_TITLE_MATCH:
+        found = sources.filter(title__iexact=title).order_by("pk").first()
     return found
 
 
@@ -136,18 +141,20 @@ def cite(ctx: StageContext) -> None:
     unreadable: dict[str, str] = {}
     matched = 0
     cited = {c.label: c for sentence in report.sentences for c in sentence.citations}
+    labels: dict[str, str] = {}  # citation label -> the canonical id of what it cites
     for citation in cited.values():
         key = citation_key(citation)
         source = library_match(library, citation, key)
         if source is not None:
             key = source.canonical_id
-        if key in seen:
-            continue
-        if not key and source is None:
+        if not key:
             unreadable[citation.label] = (
                 f"reference {citation.label} names no URL, DOI or arXiv id and matches no "
                 "document of the plan's library"
             )
+            continue
+        labels[citation.label] = key
+        if key in seen:  # another label cites the same document
             continue
         seen.add(key)
         matched += source is not None
@@ -174,7 +181,7 @@ def cite(ctx: StageContext) -> None:
         adapter=ADAPTER,
         hits=hits,
     )
-    ctx.save_cursor(cited=True, unreadable=unreadable)
+    ctx.save_cursor(cited=True, unreadable=unreadable, labels=labels)
     ctx.count(cited_documents=len(hits), in_library=matched, to_fetch=len(hits) - matched)
     if unreadable:
         ctx.note(
@@ -190,15 +197,17 @@ def cite(ctx: StageContext) -> None:
 def cited_sources(run: Run) -> tuple[dict[str, int], dict[str, str]]:
     """Per citation label: the Source read for it; and per label, why none could be."""
     searching = StageCheckpoint.objects.filter(run=run, stage=RunState.SEARCHING, round=0).first()
-    unreadable = dict(searching.cursor.get("unreadable", {})) if searching else {}
+    cursor = searching.cursor if searching else {}
+    unreadable = dict(cursor.get("unreadable", {}))
     errors: dict[str, str] = {}
     for cp in StageCheckpoint.objects.filter(run=run, stage=RunState.INGESTING):
         errors.update(cp.cursor.get("errors", {}))
+    hits = {hit.canonical_id: hit for hit in SearchHit.objects.filter(run=run, adapter=ADAPTER)}
     found: dict[str, int] = {}
-    for hit in SearchHit.objects.filter(run=run, adapter=ADAPTER):
-        label = str(hit.record.get("citation", ""))
-        url = str(hit.record.get("url", ""))
-        if hit.source_id is not None:
+    for label, key in cursor.get("labels", {}).items():
+        hit = hits.get(key)
+        url = str(hit.record.get("url", "")) if hit else key
+        if hit is not None and hit.source_id is not None:
             found[label] = hit.source_id
         elif url in errors:
             unreadable[label] = f"{url} could not be fetched: {errors[url]}"

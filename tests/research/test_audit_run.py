@@ -245,3 +245,49 @@ def test_a_report_of_an_audit_carries_the_audited_report_in_its_signed_bundle(
         )
     )
     assert any("audited/report.md" in p for p in bundle_problems(forged))
+
+
+LIBRARY_REPORT = """# Heat pumps
+
+A heat pump moves heat from outside air into a building [1].
+Ground-source heat pumps draw heat from the soil [2].
+The same physics runs a refrigerator [3].
+
+## References
+1. Heat pump basics, https://doi.org/10.1234/heat.pumps
+2. How ground-source heat pumps work in practice
+3. Heat pump basics, https://example.org/mirror ([doi](https://doi.org/10.1234/heat.pumps))
+"""
+
+
+def test_cited_documents_found_in_the_library_are_not_fetched(author, base):
+    from ledger.models import Library
+    from ledger.services.ingest import DocumentInput, ingest_documents
+
+    library = Library.objects.create(name="heat", owner=author)
+    docs = [
+        DocumentInput(
+            raw=b"Heat pump basics\n\nA heat pump moves heat from outside air into a building.",
+            title="Heat pump basics",
+            doi="10.1234/heat.pumps",
+            content_type="text/plain; charset=utf-8",
+        ),
+        DocumentInput(
+            raw=b"How ground-source heat pumps work in practice\n\nThey draw heat from the soil.",
+            title="How ground-source heat pumps work in practice",
+            content_type="text/plain; charset=utf-8",
+        ),
+    ]
+    assert all(r.source_id for r in ingest_documents(docs, library))
+    plan = services.check_import_report(author, LIBRARY_REPORT, library=library)
+    run = runner.run_to_end(services.check_start_run(author, plan, 1, enqueue=False).code)
+
+    assert run.state == RunState.AWAITING_REVIEW, run.error
+    searching = run.checkpoints.get(stage="searching")
+    assert searching.counters["in_library"] == 2  # by DOI, and by its exact title
+    assert run.checkpoints.get(stage="ingesting").counters["fetched"] == 0
+    cited = by_sentence(run)
+    titles = {i: [s.title for s in c.sources.all()] for i, c in cited.items()}
+    assert titles[0] == ["Heat pump basics"]
+    assert titles[1] == ["How ground-source heat pumps work in practice"]
+    assert titles[2] == ["Heat pump basics"]  # another label citing the same DOI
