@@ -118,6 +118,7 @@ def editor_context(request: AuthedHttpRequest, plan: Plan, **extra: Any) -> dict
         "libraries": _library_choices(request, plan),
         "blockers": blockers,
         "scope": parse_scope(plan.scope),
+        "imported": services.imported_summary(plan) if plan.kind == "audit" else None,
         "editing": request.GET.get("edit", ""),
         "runs": Run.objects.filter(plan_version__plan=plan)
         .select_related("plan_version", "diff")

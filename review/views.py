@@ -29,7 +29,7 @@ from research.http import AuthedHttpRequest
 from research.models import Run
 from research.pipeline.counter import CounterRecord
 from research.pipeline.verify.records import PoolName
-from research.services import get_run_for_user
+from research.services import get_run_for_user, imported_summary
 from review import fragments, services
 from review.audits import NotAnAudit, audited_report
 from review.exports.audited import render_html as render_audited_html
@@ -73,6 +73,7 @@ def show_ledger(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
             ),
             "table": table,
             "gate": _gate(run, fingerprint),
+            "imported": imported_summary(plan) if plan.kind == "audit" else None,
             "subquestion_table": fragments.cached_html(
                 fragments.key(fingerprint, "subquestion-counts"),
                 lambda: render_to_string(

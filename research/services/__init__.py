@@ -9,7 +9,7 @@ use are re-exported here.
 from __future__ import annotations
 
 from research.roles import RESEARCHER_GROUP, can_edit_plan, can_edit_plans
-from research.services.audits import check_import_report
+from research.services.audits import check_import_report, imported_summary
 from research.services.members import check_share_plan, check_unshare_plan, plan_members
 from research.services.plans import (
     MAX_SCOPE_CHARS,
@@ -69,6 +69,7 @@ __all__ = [
     "get_owned_plan_for_user",
     "get_plan_for_user",
     "get_run_for_user",
+    "imported_summary",
     "plan_edit",
     "plan_members",
     "plans_for_user",

@@ -105,3 +105,20 @@ def check_import_report(
             imported_by=user,
         )
     return plan
+
+
+def imported_summary(plan: Plan) -> dict[str, object] | None:
+    """An audit plan's imported report in brief (plan and ledger pages); None otherwise."""
+    imported = ImportedReport.objects.filter(plan=plan).first()
+    if imported is None:
+        return None
+    report = ParsedReport.from_json(imported.parsed)
+    return {
+        "filename": imported.filename,
+        "format": imported.format,
+        "imported_at": imported.imported_at,
+        "sentences": len(report.sentences),
+        "cited": sum(1 for s in report.sentences if s.citations or s.unresolved),
+        "references": len(report.references),
+        "findings": report.findings,
+    }

@@ -291,3 +291,17 @@ def test_cited_documents_found_in_the_library_are_not_fetched(author, base):
     assert titles[0] == ["Heat pump basics"]
     assert titles[1] == ["How ground-source heat pumps work in practice"]
     assert titles[2] == ["Heat pump basics"]  # another label citing the same DOI
+
+
+def test_a_dangling_marker_is_a_finding_on_the_plan_and_in_the_ledger(author, base, client):
+    text = REPORT.format(base=base).replace("wheels.", "wheels [9].")
+    plan = services.check_import_report(author, text, filename="odr.md")
+    client.force_login(author)
+    page = client.get(plan.get_absolute_url()).content.decode()
+    assert "The report under audit" in page and "dangling-marker" in page
+    run = runner.run_to_end(services.check_start_run(author, plan, 1, enqueue=False).code)
+    ledger = client.get(f"/runs/{run.code}/ledger/").content.decode()
+    assert "dangling-marker" in ledger and "[9] (no such reference)" in ledger
+    dangling = by_sentence(run)[5]
+    assert dangling.outcome == CitationOutcome.UNVERIFIABLE
+    assert "names no reference" in dangling.reason
