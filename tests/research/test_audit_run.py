@@ -305,3 +305,29 @@ def test_a_dangling_marker_is_a_finding_on_the_plan_and_in_the_ledger(author, ba
     dangling = by_sentence(run)[5]
     assert dangling.outcome == CitationOutcome.UNVERIFIABLE
     assert "names no reference" in dangling.reason
+
+
+def test_runplan_audits_a_report_file_and_writes_the_audited_report(author, base, tmp_path):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    report = tmp_path / "odr.md"
+    report.write_text(REPORT.format(base=base))
+    out = StringIO()
+    call_command(
+        "runplan",
+        report=report,
+        user="author",
+        audited=tmp_path / "audited.md",
+        stdout=out,
+        stderr=StringIO(),
+    )
+    assert "state: awaiting_review" in out.getvalue()
+    audited = (tmp_path / "audited.md").read_text()
+    assert audited.startswith("# Audited: Free-threaded CPython")
+    assert "**[unverifiable: C" in audited
+    empty = tmp_path / "empty.md"
+    empty.write_text("   ")
+    with pytest.raises(CommandError, match="empty"):
+        call_command("runplan", report=empty, user="author", stderr=StringIO())

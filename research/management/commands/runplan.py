@@ -1,4 +1,5 @@
-"""Plan a question and run it synchronously through the same stage code the workers use."""
+"""Plan a question (or import a report to audit) and run it synchronously through the same
+stage code the workers use."""
 
 from __future__ import annotations
 
@@ -19,14 +20,26 @@ from research.models import Plan, Run
 
 class Command(BaseCommand):
     help = (
-        "Plan a question (or take an existing plan) and run it to the review gate in this "
-        "process; prints key: value lines (wall time, per-stage seconds, counts)."
+        "Plan a question (or take an existing plan, or import a report to audit) and run it "
+        "to the review gate in this process; prints key: value lines (wall time, per-stage "
+        "seconds, counts)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         source = parser.add_mutually_exclusive_group(required=True)
         source.add_argument("--question", help="A new plan is proposed for this question.")
         source.add_argument("--plan", help="Code of an existing plan (its current version).")
+        source.add_argument(
+            "--report",
+            type=Path,
+            help="A report another engine wrote (Markdown, HTML, text or JSON {text, "
+            "citations}): imported as an audit plan, its claims checked against what it cites.",
+        )
+        parser.add_argument(
+            "--audited",
+            type=Path,
+            help="With --report: write the audited report (Markdown) here after the run.",
+        )
         parser.add_argument("--library", help="Name of the library to search.")
         parser.add_argument(
             "--scope",
@@ -64,6 +77,11 @@ class Command(BaseCommand):
                 "stages": stage_details(run),
             }
             options["json"].write_text(json.dumps(details, indent=2))
+        if options["audited"]:
+            from review.audits import audited_report
+            from review.exports.audited import render_markdown
+
+            options["audited"].write_text(render_markdown(audited_report(run)))
 
     def _user(self, username: str | None) -> Any:
         """The named user; else the first superuser; else a ``runplan`` researcher account."""
@@ -88,6 +106,16 @@ class Command(BaseCommand):
             library = Library.objects.filter(name=options["library"]).first()
             if library is None:
                 raise CommandError(f"No library named {options['library']!r}.")
+        if options["report"]:
+            path: Path = options["report"]
+            if not path.is_file():
+                raise CommandError(f"No report file at {path}.")
+            try:
+                return services.check_import_report(
+                    user, path.read_bytes(), filename=path.name, library=library
+                )
+            except services.PlanInvalid as exc:
+                raise CommandError("; ".join(exc.messages)) from exc
         if options["plan"]:
             if options["scope"]:
                 raise CommandError(
