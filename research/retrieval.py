@@ -11,6 +11,7 @@ list. Hits are typed ``Hit`` records that keep every retriever's rank and score.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import time
 from collections.abc import Iterator, Sequence
@@ -132,7 +133,9 @@ class Retriever:
         specs = self._specs(request, len(texts))
         sparse = [s for s in specs if s.retriever == BM25]
         dense = [s for s in specs if s.retriever == DENSE]
-        encoding = _encoder_pool().submit(self._timed_encode, texts) if dense else None
+        # in a copy of this context: the encoding counts towards the stage's cost
+        run_here = contextvars.copy_context().run
+        encoding = _encoder_pool().submit(run_here, self._timed_encode, texts) if dense else None
         lists: dict[str, list[RetrieverHit]] = {spec.name: [] for spec in specs}
         clock = time.perf_counter()
         if sparse:

@@ -4,7 +4,8 @@
 
 1. load the run and its plan version; open (or resume) the stage's checkpoint;
 2. call ``handle_<state>``, which works in small committed units, recording its
-   cursor after each, and stops at safe points when cancelled or out of wall time;
+   cursor after each, and stops at safe points when cancelled or out of wall time; its
+   seconds and model use are added to the checkpoint's ``cost`` (``providers.usage``);
 3. in one transaction: close the checkpoint, make the declared transition, and (via
    ``schedule``) enqueue the next step, so no commit leaves a run without its next job.
 
@@ -37,8 +38,10 @@ from config.procrastinate import TASK_RETRY
 from research.models import TERMINAL_STATES, Run, RunState, StageStatus
 from research.pipeline.records import parse_plan
 from research.progress import publish_run_progress
+from research.providers import usage
 from research.providers.base import ProviderError
 from research.services.checkpoints import (
+    do_add_cost,
     do_close_checkpoint,
     do_open_checkpoint,
     do_retry_checkpoint,
@@ -202,9 +205,7 @@ def step(
     publish_run_progress(run.code)
     ctx = StageContext(run=run, plan=plan, checkpoint=cp, round=round_no)
     try:
-        if run.cancel_requested:
-            raise RunCancelled()
-        target = HANDLERS[run.state](ctx)
+        target = _handle(ctx)
     except RunCancelled:
         return _end(
             ctx, RunState.CANCELLED, StageStatus.SKIPPED, stop="Cancelled at the user's request."
@@ -221,6 +222,22 @@ def step(
         logger.exception("run %s: %s stage crashed", run.code, run.state)
         return _end(ctx, RunState.FAILED, StageStatus.FAILED, error=_words(ctx, exc))
     return _advance(ctx, target, schedule)
+
+
+def _handle(ctx: StageContext) -> str:
+    """The state's handler under a usage recorder: its seconds and model use are added to
+    the checkpoint's cost when it returns or raises (a failed or retried attempt spent them
+    too); recording them never fails the step."""
+    with usage.recording() as recorder:
+        try:
+            if ctx.run.cancel_requested:
+                raise RunCancelled()
+            return HANDLERS[ctx.run.state](ctx)
+        finally:
+            try:
+                do_add_cost(ctx.checkpoint, recorder.spent())
+            except Exception:
+                logger.exception("run %s: could not record the stage's cost", ctx.run.code)
 
 
 def _words(ctx: StageContext, exc: BaseException) -> str:

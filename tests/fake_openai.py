@@ -9,7 +9,8 @@ One reply shape, two ways in:
   ``httpx.MockTransport`` at that chokepoint.
 
 ``answer(request)`` decides each reply: the message content (a dict or list is sent as
-JSON), or an ``int``, an HTTP status to fail with and no body.
+JSON), or an ``int``, an HTTP status to fail with and no body. ``usage`` (optional) is
+sent with every reply as the body's ``usage`` (``prompt_tokens``, ``completion_tokens``).
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class FakeOpenAI:
 
 
 @contextmanager
-def fake_openai(answer: Answer) -> Iterator[FakeOpenAI]:
+def fake_openai(answer: Answer, usage: dict[str, int] | None = None) -> Iterator[FakeOpenAI]:
     """Serve ``answer`` as ``POST /v1/chat/completions`` on a free port of 127.0.0.1."""
     lock = threading.Lock()
 
@@ -70,7 +71,8 @@ def fake_openai(answer: Answer) -> Iterator[FakeOpenAI]:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
-            data = json.dumps(completion(reply)).encode()
+            body = completion(reply) if usage is None else {**completion(reply), "usage": usage}
+            data = json.dumps(body).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))

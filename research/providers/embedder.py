@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from research.providers import usage
+
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
@@ -170,6 +172,10 @@ class Embedder:
     def encode(self, texts: list[str]) -> NDArray[np.float32]:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        with usage.measure("encoder", items=len(texts)):  # the stage's cost
+            return self._encode(texts)
+
+    def _encode(self, texts: list[str]) -> NDArray[np.float32]:
         if self.backend != "torch":
             threads = 1 if len(texts) <= SMALL_BATCH else encoder_threads()
             session = self._onnx().session(threads)

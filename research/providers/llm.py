@@ -12,6 +12,9 @@ response format (llama.cpp and Ollama turn it into a grammar). A server that ref
 (HTTP 400/422, or an error naming the response format) is asked again with
 ``json_object``, then with no response format; the client remembers what its server
 refused, so later calls start at the first format that worked.
+
+Each call reports its seconds and the server's ``usage`` tokens to the current stage's
+cost (``research.providers.usage``, family ``llm``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 
 import httpx
 
+from research.providers import usage
 from research.providers.base import ProviderError
 from research.providers.retry import RetryPolicy, retrying_sync
 
@@ -82,6 +86,7 @@ class Completion:
     completion_tokens: int | None  # the server's usage.completion_tokens, when sent
     response_format: str  # what was asked for: json_schema, json_object or none
     max_tokens: int  # the bound that was sent
+    prompt_tokens: int | None = None  # the server's usage.prompt_tokens, when sent
 
 
 class LLMClient:
@@ -142,14 +147,16 @@ class LLMClient:
         bound = min(self.config.max_tokens, max_tokens or self.config.max_tokens)
         refused: list[str] = []
         completion: Completion | None = None
-        for kind in self._formats(json_mode or schema is not None, schema):
-            try:
-                completion = self._attempt(self._payload(messages, bound, kind, schema))
-                break
-            except FormatRefused:
-                refused.append(kind)
-        if completion is None:  # every format refused (or none asked for): plain text
-            completion = self._attempt(self._payload(messages, bound, PLAIN, None))
+        with usage.measure(usage.LLM) as call:  # the run's cost: calls, seconds, tokens
+            for kind in self._formats(json_mode or schema is not None, schema):
+                try:
+                    completion = self._attempt(self._payload(messages, bound, kind, schema))
+                    break
+                except FormatRefused:
+                    refused.append(kind)
+            if completion is None:  # every format refused (or none asked for): plain text
+                completion = self._attempt(self._payload(messages, bound, PLAIN, None))
+            call.tokens(completion.prompt_tokens, completion.completion_tokens)
         self.refused.update(refused)  # a later attempt worked: the refusals were real
         return self._accept(completion)
 
@@ -252,13 +259,18 @@ def _completion(response: httpx.Response, payload: dict[str, Any]) -> Completion
         text = str(choice["message"]["content"])
     except (ValueError, KeyError, IndexError, TypeError) as exc:
         raise LLMError(f"malformed response: {exc}", permanent=True, provider="llm") from exc
-    usage = body.get("usage") if isinstance(body, dict) else None
-    tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
+    sent = body.get("usage") if isinstance(body, dict) else None
+    counts = sent if isinstance(sent, dict) else {}
     kind = payload.get("response_format", {}).get("type", PLAIN)
     return Completion(
         text=text,
         finish_reason=str(choice.get("finish_reason") or ""),
-        completion_tokens=tokens if isinstance(tokens, int) else None,
+        completion_tokens=_count(counts.get("completion_tokens")),
         response_format=str(kind),
         max_tokens=int(payload["max_tokens"]),
+        prompt_tokens=_count(counts.get("prompt_tokens")),
     )
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

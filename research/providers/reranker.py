@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+from research.providers import usage
 from research.providers.base import ProviderError
 
 _lock = threading.Lock()
@@ -39,7 +40,7 @@ class Reranker:
             return []
         pairs = [(query, text) for text in texts]
         try:
-            with _lock:
+            with usage.measure("reranker", items=len(pairs)), _lock:  # the stage's cost
                 values = self._model.predict(
                     pairs, batch_size=self.batch_size, show_progress_bar=False
                 )

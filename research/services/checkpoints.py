@@ -11,6 +11,7 @@ from typing import Any
 from django.utils import timezone
 
 from research.models import Run, StageCheckpoint, StageStatus
+from research.providers.usage import Cost
 
 
 def do_open_checkpoint(run: Run, round_no: int) -> StageCheckpoint:
@@ -34,6 +35,14 @@ def do_close_checkpoint(cp: StageCheckpoint, status: str, error: str = "") -> No
     cp.save(update_fields=["status", "error", "finished_at", "counters"])
 
 
+def do_add_cost(cp: StageCheckpoint, spent: Cost) -> None:
+    """Add one attempt's seconds and model use to the stage's ``cost`` counter (summed
+    over every attempt, a failed or retried one included)."""
+    cost = Cost.from_json(cp.counters.get("cost")).plus(spent)
+    cp.counters = {**cp.counters, "cost": cost.to_json()}
+    cp.save(update_fields=["counters"])
+
+
 def do_retry_checkpoint(cp: StageCheckpoint, error: str) -> None:
     """Back to pending with the reason: the stage runs again later."""
     cp.status = StageStatus.PENDING
@@ -52,7 +61,12 @@ def do_skip_checkpoint(run: Run, stage: str, round_no: int, why: str) -> None:
 
 
 def do_reset_checkpoint(run: Run, stage: str, round_no: int, cursor: dict[str, Any]) -> None:
-    """A stage asked to run afresh (a new report version): pending, empty, with ``cursor``."""
+    """A stage asked to run afresh (a new report version): pending, empty, with ``cursor``.
+
+    Only its ``cost`` is kept: what the run spent on earlier builds stays counted.
+    """
+    before = StageCheckpoint.objects.filter(run=run, stage=stage, round=round_no).first()
+    cost = before.counters.get("cost") if before else None
     StageCheckpoint.objects.update_or_create(
         run=run,
         stage=stage,
@@ -62,7 +76,7 @@ def do_reset_checkpoint(run: Run, stage: str, round_no: int, cursor: dict[str, A
             "attempts": 0,
             "done": 0,
             "total": 0,
-            "counters": {},
+            "counters": {"cost": cost} if cost else {},
             "notes": {},
             "cursor": cursor,
             "error": "",

@@ -30,6 +30,7 @@ from research.pipeline.verify.records import (
     Pools,
     Vote,
 )
+from research.providers import usage
 from research.providers.base import ProviderError
 
 if TYPE_CHECKING:
@@ -94,8 +95,11 @@ def verify_claim(
     votes: list[Vote] = []
     for verifier in config.verifiers:
         shadow = verifier.family in config.shadow
+        cast: list[Vote] = []
         try:
-            cast = verifier.judge(claim, admitted) if admitted else []
+            if admitted:
+                with usage.measure(f"verifier:{verifier.family}", items=len(admitted)):
+                    cast = verifier.judge(claim, admitted)  # timed for the stage's cost
         except ProviderError as exc:
             notes[verifier.name] = f"failed, no votes: {exc}"
             if not shadow and verifier.family not in config.aggregate.check_families:
