@@ -40,11 +40,12 @@ from ledger.models import (
     Snapshot,
     Source,
 )
-from research.models import Run, StageStatus
+from research.models import Run, RunState, StageStatus
 from research.pipeline.language.formats import RATIONALE_INTERNALS
 from research.pipeline.language.lexicon import content_words
 from research.pipeline.language.sentences import split_sentences
 from research.pipeline.synthesize import Section, Synthesis
+from research.providers.usage import Cost, total
 from review.diff import RunDiffRecord
 from review.exports.answer import (
     GapInputs,
@@ -640,8 +641,45 @@ def _plan_and_method(run: Run, synthesis: Synthesis, ends_in: str = "") -> PlanA
             )
             for cp in run.checkpoints.order_by("started_at", "pk")
         ],
-        method=[*METHOD, *verification_method(run), f"Synthesizer: {synthesis.synthesizer}."],
+        method=[
+            *METHOD,
+            *verification_method(run),
+            *cost_method(run),
+            f"Synthesizer: {synthesis.synthesizer}.",
+        ],
     )
+
+
+def cost_method(run: Run) -> list[str]:
+    """What the run's stages spent before this report was built, as each recorded it in
+    its checkpoint's ``cost`` counter (never the clock at export time): seconds of work
+    and CPU, and model calls with their tokens or items. The report's own stage is left
+    out, since it is still working when the document is frozen."""
+    stages = [
+        (cp.label, Cost.from_json(cp.counters.get("cost")))
+        for cp in run.checkpoints.order_by("started_at", "pk")
+        if cp.stage != RunState.SYNTHESIZING
+    ]
+    recorded = [(label, cost) for label, cost in stages if cost.recorded]
+    if not recorded:
+        return []
+    spent = total(cost for _, cost in recorded)
+    lines = [
+        "Cost and time of this run before the report was built, as its stages recorded "
+        f"them: {spent.seconds_words()}; LLM: {spent.llm_words()}; model calls: "
+        f"{spent.calls_words()}.",
+        "Seconds of work per stage (CPU seconds in brackets): "
+        + ", ".join(f"{label} {c.wall_s:.1f} ({c.cpu_s:.1f})" for label, c in recorded)
+        + ".",
+    ]
+    used = [(label, cost) for label, cost in recorded if cost.families]
+    if used:
+        lines.append(
+            "Model use per stage: "
+            + "; ".join(f"{label}: {cost.family_brackets()}" for label, cost in used)
+            + "."
+        )
+    return lines
 
 
 def verification_method(run: Run) -> list[str]:
