@@ -428,8 +428,13 @@ def run_bench(
 # --- scoring ----------------------------------------------------------------------------------
 
 
-def _rate(part: int, whole: int) -> float:
-    return round(part / whole, 4) if whole else 0.0
+def _rate(part: int, whole: int) -> float | None:
+    """``part / whole``, or None over no claims: never a rate of 0 over nothing."""
+    return round(part / whole, 4) if whole else None
+
+
+def _shown(rate: float | None, sign: str = "") -> str:
+    return "n/a" if rate is None else f"{rate:{sign}.3f}"
 
 
 def score(results: Sequence[ClaimResult]) -> dict[str, Any]:
@@ -440,8 +445,10 @@ def score(results: Sequence[ClaimResult]) -> dict[str, Any]:
 
     ``margin`` (per fault) is the caught rate less the correct claims' false-flag rate: a
     check that flags every sentence catches every fault and keeps no coverage, and its
-    margin is 0. For :data:`PAIRED` faults, ``detected`` is how many of the claims whose
-    faithful sentence the check confirms it catches (``of``: how many it confirms)."""
+    margin is 0. A rate over no claims is None (shown "n/a"), never 0: without correct
+    claims there is no false-flag rate, coverage or margin. For :data:`PAIRED` faults,
+    ``detected`` is how many of the claims whose faithful sentence the check confirms it
+    catches (``of``: how many it confirms)."""
     per_fault: dict[str, Any] = {}
     for fault in FAULTS:
         rows = [r for r in results if r.fault == fault]
@@ -469,8 +476,9 @@ def score(results: Sequence[ClaimResult]) -> dict[str, Any]:
         per_fault[fault] = entry
     correct = per_fault[CORRECT]
     for fault in FAULTS[1:]:
-        margin = per_fault[fault]["caught_rate"] - correct["false_flag_rate"]
-        per_fault[fault]["margin"] = round(margin, 4)
+        flagged, caught_rate = correct["false_flag_rate"], per_fault[fault]["caught_rate"]
+        margin = None if flagged is None or caught_rate is None else caught_rate - flagged
+        per_fault[fault]["margin"] = None if margin is None else round(margin, 4)
     faulty = [r for r in results if r.fault != CORRECT]
     caught_all = sum(1 for r in faulty if r.outcome not in (SUPPORTS, LOST))
     recovered = sum(1 for r in results if r.recovered)
@@ -496,14 +504,17 @@ def table(figures: dict[str, Any]) -> list[str]:
     for fault, entry in figures["faults"].items():
         counts = [str(entry["outcomes"][o]) for o in (*OUTCOMES, LOST)]
         if fault == CORRECT:
-            caught = f"false flag {entry['false_flag_rate']:.3f}; kept {entry['coverage_kept']:.3f}"
+            caught = (
+                f"false flag {_shown(entry['false_flag_rate'])}; "
+                f"kept {_shown(entry['coverage_kept'])}"
+            )
             margin = "-"
         else:
-            caught = f"{entry['caught']} ({entry['caught_rate']:.3f})"
+            caught = f"{entry['caught']} ({_shown(entry['caught_rate'])})"
             if fault in PAIRED:
                 caught += f"; {entry['detected']} of {entry['of']} confirmed when faithful"
-            margin = f"{entry['margin']:+.3f}"
-        exact = f"{entry['exact']} ({entry['exact_rate']:.3f})"
+            margin = _shown(entry["margin"], "+")
+        exact = f"{entry['exact']} ({_shown(entry['exact_rate'])})"
         lines.append(
             "| "
             + " | ".join(

@@ -273,6 +273,14 @@ def test_scoring_counts_a_hand_made_case():
     assert figures["caught_rate_all_faults"] == round(5 / 9, 4)
     assert figures["parse"] == {"sentences": 13, "recovered": 10, "lost": 2, "citation_mismatch": 1}
     lines = audit.table(figures)
+    # Without correct claims there is no false-flag rate, coverage or margin: never a 0.
+    alone = audit.score([r for r in results if r.fault != "correct"])
+    assert (alone["false_flag_rate"], alone["coverage_kept"]) == (None, None)
+    assert alone["faults"]["contradicted"]["margin"] is None
+    empty = "| correct | 0 | 0 | 0 | 0 | 0 | 0 | 0 | false flag n/a; kept n/a | - | supports |"
+    assert audit.table(alone)[2] == empty + " 0 (n/a) |"
+    assert figures["faults"]["wrong-citation"]["caught_rate"] is None
+    assert "| 2 (0.500) | n/a |" in audit.table(alone)[4]
     assert lines[0].startswith("| fault | claims | supports |")
     assert "| correct | 4 | 2 | 1 | 0 | 0 | 0 | 1 | false flag 0.500; kept 0.500 | - |" in lines[2]
     assert "| 2 (0.667); 1 of 2 confirmed when faithful | +0.167 |" in lines[6]

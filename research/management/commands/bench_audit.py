@@ -133,8 +133,9 @@ class Command(BaseCommand):
                 f"{result.parsed_text or '(no sentence)'!r} citing {list(result.parsed_urls)}"
             )
         self.stdout.write(f"caught_rate_all_faults: {figures['caught_rate_all_faults']}")
-        self.stdout.write(f"false_flag_rate: {figures['false_flag_rate']}")
-        self.stdout.write(f"coverage_kept: {figures['coverage_kept']}")
+        for key in ("false_flag_rate", "coverage_kept"):
+            value = figures[key]
+            self.stdout.write(f"{key}: {'n/a (no correct claims)' if value is None else value}")
         states = config.family_states()
         self.stdout.write(
             "families: " + "; ".join(f"{name} ({state})" for name, state in sorted(states.items()))
