@@ -4,6 +4,7 @@ from django.contrib import admin
 
 from ledger.models import (
     Candidate,
+    CitedClaim,
     Claim,
     ContestedPair,
     Disposition,
@@ -74,6 +75,12 @@ class ClaimAdmin(ReadOnlyAdmin):
     list_display = ["text", "status", "review_state", "disposition", "run"]
     list_filter = ["status", "review_state", "disposition"]
     search_fields = ["text"]
+
+
+@admin.register(CitedClaim)
+class CitedClaimAdmin(ReadOnlyAdmin):
+    list_display = ["claim", "outcome", "confidence"]
+    list_filter = ["outcome"]
 
 
 @admin.register(Candidate)

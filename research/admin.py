@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from research.models import (
+    ImportedReport,
     Plan,
     PlanMember,
     PlanVersion,
@@ -51,6 +52,12 @@ class ReadOnlyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 @admin.register(PlanVersion)
 class PlanVersionAdmin(ReadOnlyAdmin):
     list_display = ["plan", "number", "content_hash", "created_at"]
+
+
+@admin.register(ImportedReport)
+class ImportedReportAdmin(ReadOnlyAdmin):
+    list_display = ["plan", "filename", "format", "imported_at"]
+    exclude = ["parsed"]
 
 
 @admin.register(Subquestion)

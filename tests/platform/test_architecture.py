@@ -33,7 +33,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "app services",
         (
             r"research\.services(\..+)?$",
-            r"review\.(services|reports|diff|exports|signing|rundiffs|shadow|fragments|preview)",
+            r"review\.(services|reports|diff|exports|signing|rundiffs|shadow|fragments|preview"
+            r"|audits)",
         ),
     ),
     ("stages", (r"research\.stages(\..+)?$",)),

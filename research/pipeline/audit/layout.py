@@ -5,9 +5,10 @@ sorts them: a heading such as "References", "Sources" or "Works cited" (or a par
 that says only that, like "Sources:") opens the reference list, which runs to the next
 heading of its level or above; what it holds are reference lines, not blocks. Readers:
 
-- :func:`read_markdown`: CommonMark (with tables) by markdown-it-py. Headings, paragraphs,
-  list items (an ordered list's number is kept for reference lines), block quotes and table
-  cells; code is skipped; raw HTML blocks are read by :mod:`research.pipeline.audit.htmldoc`.
+- ``markdowndoc.read_markdown``: CommonMark (with tables) by markdown-it-py. Headings,
+  paragraphs, list items (an ordered list's number is kept for reference lines), block
+  quotes and table cells; code is skipped; raw HTML blocks are read by
+  :mod:`research.pipeline.audit.htmldoc`.
 - :func:`read_text`: paragraphs split on blank lines; a paragraph whose lines all start
   with a bullet or a number is a list; a short first line without a full stop is the title.
 
@@ -125,43 +126,6 @@ def take_definitions(text: str, collector: Collector) -> str:
         collector.entry(" ".join(" ".join(lines[first:index]).split()), first)
         lines[first:index] = [""] * (index - first)
     return "\n".join(lines)
-
-
-# --- Markdown --------------------------------------------------------------------------------
-
-
-def read_markdown(text: str) -> Layout:
-    """Markdown's headings, paragraphs, list items, quotes and table cells, in order."""
-    from markdown_it import MarkdownIt
-
-    collector = Collector()
-    tokens = MarkdownIt("commonmark").enable("table").parse(take_definitions(text, collector))
-    containers: list[str] = []  # the open list items and quotes, innermost last
-    number = ""  # an ordered list item's number, until its first paragraph takes it
-    for index, token in enumerate(tokens):
-        kind = token.type
-        following = tokens[index + 1] if index + 1 < len(tokens) else None
-        line = token.map[0] if token.map else 0
-        if kind in ("list_item_open", "blockquote_open"):
-            containers.append("list-item" if kind == "list_item_open" else "quote")
-            number = token.info if kind == "list_item_open" else ""
-        elif kind in ("list_item_close", "blockquote_close") and containers:
-            containers.pop()
-        elif following is None or following.type != "inline":
-            if kind == "html_block":
-                from research.pipeline.audit.htmldoc import read_fragment
-
-                read_fragment(token.content, collector)
-        elif kind == "heading_open":
-            collector.heading(following.content, int(token.tag[1:]))
-        elif kind == "paragraph_open":
-            collector.block(
-                following.content, containers[-1] if containers else "paragraph", line, number
-            )
-            number = ""
-        elif kind == "td_open":  # a table cell: body text (never a "Sources:" line)
-            collector.block(following.content, "cell", line)
-    return collector.layout
 
 
 # --- plain text ------------------------------------------------------------------------------

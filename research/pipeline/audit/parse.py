@@ -26,7 +26,8 @@ from typing import Any
 
 from research.pipeline.audit.htmldoc import read_html
 from research.pipeline.audit.inline import Sentence, plain_text, read_block
-from research.pipeline.audit.layout import Layout, read_markdown, read_text
+from research.pipeline.audit.layout import Layout, read_text
+from research.pipeline.audit.markdowndoc import read_markdown
 from research.pipeline.audit.records import (
     MAX_REPORT_CHARS,
     Citation,

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 
 from research.pipeline.language.formats import ARXIV_TEXT, DOI_TEXT
+from research.pipeline.language.sentences import SENTENCE_END
 
 # --- inline citations ----------------------------------------------------------------------
 
@@ -57,7 +58,8 @@ INLINE_CITATION = re.compile(
     rf"|\u3010(?P<chat>\d{{1,4}})(?::\d{{1,4}})?\u2020[^\u3011\n]{{0,100}}\u3011"
     rf"|<sup>[ \t]*\[?(?P<sup>{_NUMBERS})\]?[ \t]*</sup>"
     rf"|(?P<usup>{_SUPERSCRIPT}{{1,4}}(?:[,\u207b\-]{_SUPERSCRIPT}{{1,4}}){{0,40}})"
-    rf"|(?:(?<=[^\W_][.!?])|(?<=[)%\"\u201d][.!?]))(?P<glued>\d{{1,3}}(?:,[ ]?\d{{1,3}}){{0,40}})"
+    rf"|(?:(?<=[^\W_]{SENTENCE_END})|(?<=[)%\"\u201d]{SENTENCE_END}))"
+    rf"(?P<glued>\d{{1,3}}(?:,[ ]?\d{{1,3}}){{0,40}})"
     r"(?=[ \t]*$|\s+(?-i:[^\s\da-z]))"
     # Identifiers and URLs.
     rf"|(?P<doi>\bdoi:[ \t]*{DOI_TEXT.pattern})"

@@ -22,9 +22,12 @@ ABBREVIATIONS = frozenset(
     | {"i.e", "inc", "jr", "ltd", "mr", "mrs", "ms", "no", "nos", "pp", "prof", "ref", "refs"}
     | {"resp", "sr", "st", "vs", "vol"}
 )
+# The punctuation a sentence ends with (also read by citation markers glued to a sentence's
+# end: research.pipeline.language.citations).
+SENTENCE_END = "[.!?]"
 # A sentence ends at . ! or ? (plus closing quotes/brackets) before whitespace and a
 # plausible sentence start; abbreviations and initials are filtered afterwards.
-_BOUNDARY = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s+[\"'\u201c\u2018(\[]?[A-Z0-9])")
+_BOUNDARY = re.compile(SENTENCE_END + r"[\"'\u201d\u2019)\]]*(?=\s+[\"'\u201c\u2018(\[]?[A-Z0-9])")
 
 
 def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
