@@ -239,3 +239,19 @@ def test_it_keeps_every_sentence_inside_its_block(name):
         block = report.blocks[sentence.block]
         assert sentence.index in block.sentences
         assert sentence.raw in block.text
+
+
+def test_a_citation_marker_ends_a_sentence_whatever_the_next_one_starts_with():
+    """The splitter wants a capital or a digit after a full stop; a cited sentence ends at
+    its marker, so a next sentence starting with a lower-case name or a symbol is its own."""
+    report = parse_report(
+        "# R\n\nVitamin D lowers falls [1]. mcm 5 s 2 U is modified in yeast [2]. "
+        "The effect was small.[1] β-sheet formation needs zinc [2].\n\n"
+        "### Sources\n[1] A: https://a.org/1\n[2] B: https://b.org/2\n"
+    )
+    assert [(s.text, [c.label for c in s.citations]) for s in report.sentences] == [
+        ("Vitamin D lowers falls.", ["1"]),
+        ("mcm 5 s 2 U is modified in yeast.", ["2"]),
+        ("The effect was small.", ["1"]),
+        ("β-sheet formation needs zinc.", ["2"]),
+    ]

@@ -84,9 +84,8 @@ def read_block(text: str, resolver: Resolver) -> list[Sentence]:
     """The sentences of one body block, each with the markers it ends."""
     tokens = _group_parentheses(text, _tokens(text, resolver))
     clean, starts, ends, markers = _clean(text, tokens)
-    spans = [
-        (a, b, claim) for a, b in split_sentences(clean) if (claim := markup.words(clean[a:b]))
-    ]
+    pieces = _split_at_markers(clean, split_sentences(clean), markers)
+    spans = [(a, b, claim) for a, b in pieces if (claim := markup.words(clean[a:b]))]
     if not spans:
         return []
     owners: list[list[Marker]] = [[] for _ in spans]
@@ -99,6 +98,39 @@ def read_block(text: str, resolver: Resolver) -> list[Sentence]:
         raw_end = max([ends[b - 1], *(m.end for m in own)])
         sentences.append(Sentence(text[raw_start:raw_end], words, own))
     return sentences
+
+
+_END_AFTER = re.compile(r"\s*[.!?][\"'\u201d\u2019)\]]*(?=\s)")
+
+
+def _split_at_markers(
+    clean: str, spans: list[tuple[int, int]], markers: list[Marker]
+) -> list[tuple[int, int]]:
+    """``spans`` also cut where a citation marker sits at a sentence's end ("… falls [3].
+    mcm5s2U …", "… falls.[3] β-sheet …"): the splitter wants a capital letter or a digit
+    after a full stop, and a sentence an engine cites ends there whatever comes next."""
+    cuts: set[int] = set()
+    for marker in markers:
+        p = marker.pos
+        after = _END_AFTER.match(clean, p)
+        if after:
+            cuts.add(after.end())
+        elif 0 < p < len(clean) and clean[p - 1] in ".!?" and clean[p].isspace():
+            cuts.add(p)
+    out: list[tuple[int, int]] = []
+    for a, b in spans:
+        start = a
+        for cut in sorted(c for c in cuts if a < c < b):
+            if clean[start:cut].strip() and clean[cut:b].strip():
+                out.append((start, cut))
+                start = cut
+        out.append((start, b))
+    trimmed = []
+    for a, b in out:
+        while a < b and clean[a].isspace():
+            a += 1
+        trimmed.append((a, b))
+    return trimmed
 
 
 def plain_text(text: str) -> str:
