@@ -17,7 +17,7 @@ both renderings (``audited/report.md``, ``audited/report.html``).
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -134,6 +134,17 @@ def render_markdown(audit: AuditedReport) -> str:
     return "\n".join(lines)
 
 
+def _why(row: AuditRow, escape: Callable[[str], str], quoted: str) -> str:
+    """The ledger's "Why": the check's reason, the cited words and, when re-sourced, the
+    other sources; ``escape`` each text, ``quoted`` the cited words' frame."""
+    why = escape(row.reason)
+    if row.quote:
+        why += " The cited source says: " + quoted.format(escape(row.quote))
+    if row.other_sources:
+        why += f" Supported instead by: {escape(row.other_sources)}."
+    return why
+
+
 def _ledger_markdown(rows: Sequence[AuditRow]) -> list[str]:
     lines = [
         "## Appendix A. Disposition ledger",
@@ -142,11 +153,7 @@ def _ledger_markdown(rows: Sequence[AuditRow]) -> list[str]:
         "|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
-        why = row.reason
-        if row.quote:
-            why += f' The cited source says: "{row.quote}"'
-        if row.other_sources:
-            why += f" Supported instead by: {row.other_sources}."
+        why = _why(row, lambda text: text, '"{}"')
         lines.append(
             f"| C{row.number} | {_cell(row.text)} | {_cell(row.cites) or 'nothing'} | "
             f"{row.citation} | {row.verdict} | {row.review} | **{row.mark}** | {_cell(why)} |"
@@ -196,11 +203,7 @@ def render_html(audit: AuditedReport) -> str:
     )
     body.append("</tr></thead><tbody>")
     for row in audit.rows:
-        why = e(row.reason)
-        if row.quote:
-            why += f" The cited source says: <q>{e(row.quote)}</q>"
-        if row.other_sources:
-            why += f" Supported instead by: {e(row.other_sources)}."
+        why = _why(row, e, "<q>{}</q>")
         body.append(
             f"<tr><td>C{row.number}</td><td>{e(row.text)}</td><td>{e(row.cites) or 'nothing'}"
             f"</td><td>{e(row.citation)}</td><td>{e(row.verdict)}</td><td>{e(row.review)}</td>"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from urllib.parse import urlparse
 
 import pytest
@@ -18,6 +18,7 @@ from ledger.models import CitationOutcome, CitedClaim, Claim, SearchHit
 from research import runner, services
 from research.models import ImportedReport, PlanKind, RunState
 from research.services import PlanInvalid
+from tests.pages import PageHandler
 
 pytestmark = pytest.mark.django_db
 
@@ -67,7 +68,7 @@ FOUND = {
 }
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(PageHandler):
     pages = PAGES
 
     def do_GET(self):  # noqa: N802
@@ -79,26 +80,15 @@ class Handler(BaseHTTPRequestHandler):
                 {"url": f"{base}{p}", "title": t, "content": "", "score": 1.0}
                 for p, (t, _) in FOUND.items()
             ]
-            return self._send(200, "application/json", json.dumps({"results": results}))
+            return self.send_page(200, "application/json", json.dumps({"results": results}))
         if path in FOUND:
             title, body = FOUND[path]
         elif path not in self.pages:
-            return self._send(404, "text/plain", "not found")
+            return self.send_page(404, "text/plain", "not found")
         else:
             title, body = self.pages[path]
         html = f"<html><head><title>{title}</title></head><body><article><h1>{title}</h1>"
-        return self._send(200, "text/html; charset=utf-8", html + body + "</article></body>")
-
-    def _send(self, status: int, content_type: str, body: str) -> None:
-        data = body.encode()
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        return None
+        return self.send_page(200, "text/html; charset=utf-8", html + body + "</article></body>")
 
 
 @pytest.fixture

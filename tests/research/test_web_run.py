@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -17,6 +17,7 @@ from ledger.models import Library, Passage, SearchHit, Source, SparseDocument
 from research import runner, services
 from research.models import RunState
 from research.pipeline.records import parse_plan
+from tests.pages import PageHandler
 
 pytestmark = pytest.mark.django_db
 
@@ -36,7 +37,7 @@ PAGES = {
 }
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(PageHandler):
     def do_GET(self):  # noqa: N802
         url = urlparse(self.path)
         if url.path == "/search":
@@ -46,23 +47,14 @@ class Handler(BaseHTTPRequestHandler):
                 {"url": f"{base}{path}", "title": title, "content": query, "score": 1.0}
                 for path, (title, _) in PAGES.items()
             ] + [{"url": f"{base}/articles/gone", "title": "Gone", "content": "missing page"}]
-            return self._send(200, "application/json", json.dumps({"results": results}))
+            return self.send_page(200, "application/json", json.dumps({"results": results}))
         if url.path in PAGES:
             title, body = PAGES[url.path]
             html = f"<html><head><title>{title}</title></head><body><article><h1>{title}</h1>"
-            return self._send(200, "text/html; charset=utf-8", html + body + "</article></body>")
-        return self._send(404, "text/plain", "not found")
-
-    def _send(self, status: int, content_type: str, body: str) -> None:
-        data = body.encode()
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        return None
+            return self.send_page(
+                200, "text/html; charset=utf-8", html + body + "</article></body>"
+            )
+        return self.send_page(404, "text/plain", "not found")
 
 
 @pytest.fixture
@@ -140,7 +132,7 @@ class DeadLinkHandler(Handler):
             {"url": f"{base}{path}", "title": title, "content": "x", "score": 1.0}
             for path, (title, _) in PAGES.items()
         ] + [{"url": self.dead_url, "title": "Dead", "content": "unreachable"}]
-        return self._send(200, "application/json", json.dumps({"results": results}))
+        return self.send_page(200, "application/json", json.dumps({"results": results}))
 
 
 def test_it_completes_a_run_with_a_dead_link_and_shows_the_failure(author, settings, client):
