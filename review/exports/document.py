@@ -46,6 +46,7 @@ from research.pipeline.language.lexicon import content_words
 from research.pipeline.language.sentences import split_sentences
 from research.pipeline.synthesize import Section, Synthesis
 from research.providers.usage import Cost, total
+from review.audits import NotAnAudit, audited_report
 from review.diff import RunDiffRecord
 from review.exports.answer import (
     GapInputs,
@@ -644,10 +645,32 @@ def _plan_and_method(run: Run, synthesis: Synthesis, ends_in: str = "") -> PlanA
         method=[
             *METHOD,
             *verification_method(run),
+            *audit_method(run),
             *cost_method(run),
             f"Synthesizer: {synthesis.synthesizer}.",
         ],
     )
+
+
+def audit_method(run: Run) -> list[str]:
+    """An audit run's method in one line: what was imported and how its sentences came out
+    (the audited report itself is in the bundle); nothing for a research run."""
+    try:
+        audit = audited_report(run)
+    except NotAnAudit:
+        return []
+    parsed = audit.report
+    cited = sum(1 for s in parsed.sentences if s.citations or s.unresolved)
+    marks = ", ".join(f"{n} {mark}" for mark, n in audit.counts().items()) or "none yet"
+    return [
+        f"Audit of an imported {parsed.format} report ({audit.title}): "
+        f"{len(parsed.sentences)} sentences, {cited} citing a source, "
+        f"{len(parsed.findings)} problem(s) in its citations; each claim checked against "
+        f"the source its sentence cites, then against all the evidence. Sentences by mark "
+        f"when this version was built: {marks}. The audited report (the original text, "
+        "every sentence marked, with its disposition ledger) is in the bundle: "
+        "audited/report.md."
+    ]
 
 
 def cost_method(run: Run) -> list[str]:

@@ -223,6 +223,9 @@ def test_a_report_of_an_audit_carries_the_audited_report_in_its_signed_bundle(
     assert "**[dropped: C" in line
     assert "**[confirmed: C" in audited_md and "audited/report.html" in files
     assert "Most popular packages" not in files["report/report.md"]  # the report proper
+    assert "Audit of an imported markdown report (Free-threaded CPython): 6 sentences, 5 " in (
+        " ".join(files["report/report.md"].split())
+    )
     path = tmp_path / "bundle.zip"
     path.write_bytes(reports.do_export_report(report, "zip", author).data)
     assert bundle_problems(path) == []
