@@ -31,7 +31,7 @@ from research.pipeline.audit.references import (
     trim_url,
 )
 from research.pipeline.language.citations import INLINE_CITATION, SUPERSCRIPT_DIGITS
-from research.pipeline.language.sentences import split_sentences
+from research.pipeline.language.sentences import SENTENCE_END, split_sentences
 
 MAX_RANGE = 100  # "[1-3]" names 1, 2 and 3; a longer range names its two ends only
 _NUMBER = re.compile(r"\d{1,4}")
@@ -100,7 +100,7 @@ def read_block(text: str, resolver: Resolver) -> list[Sentence]:
     return sentences
 
 
-_END_AFTER = re.compile(r"\s*[.!?][\"'\u201d\u2019)\]]*(?=\s)")
+_END_AFTER = re.compile(r"\s*" + SENTENCE_END + r"[\"'\u201d\u2019)\]]*(?=\s)")
 
 
 def _split_at_markers(
