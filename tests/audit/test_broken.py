@@ -40,7 +40,8 @@ def test_it_cites_urls_when_there_is_no_reference_list():
         Citation("https://example.org/wind", "https://example.org/wind"),
     )
     assert report.sentences[0].raw == "Wind grew fast (https://example.org/wind)."
-    assert report.references == report.findings == ()
+    assert report.references == ()
+    assert report.findings == ()
 
 
 def test_it_keeps_the_first_of_two_references_with_one_number():

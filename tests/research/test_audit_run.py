@@ -155,11 +155,11 @@ def test_a_claim_its_citation_does_not_support_is_searched_for_on_the_web(author
     assert fabricated.remediation["searched"] == ["searxng"]
     assert fabricated.remediation["sources"] == 1
     # one search per claim no source supports: each found the same page, read once
-    found = SearchHit.objects.filter(run=run, adapter="searxng", source__isnull=False)
-    assert found.exists() and {h.source.url for h in found} == {f"{base}/acceptance"}
-    found = found.first()
+    hits = SearchHit.objects.filter(run=run, adapter="searxng", source__isnull=False)
+    urls = set(hits.values_list("source__url", flat=True))
+    assert urls == {f"{base}/acceptance"}
     # the page found was judged with the claim's other evidence
-    assert fabricated.claim.evidence.filter(passage__source=found.source).exists()
+    assert fabricated.claim.evidence.filter(passage__source__url=f"{base}/acceptance").exists()
 
 
 def test_without_a_web_adapter_the_remediation_says_it_searched_the_libraries_only(author, base):
