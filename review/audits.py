@@ -7,6 +7,7 @@ support it. The audited report is rendered from these records only.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from django.db.models import Prefetch
@@ -74,6 +75,13 @@ def audited_report(run: Run) -> AuditedReport:
                 other_sources="; ".join(others) if mark == RESOURCED else "",
             )
         )
+    # A reference without a link that was found in the library by its title was read:
+    # the parse's "cannot be fetched" no longer holds for it.
+    read = {c.get("label") for cited in rows for c in cited.citations if c.get("read")}
+    findings = tuple(
+        f for f in report.findings if not (f.kind == "reference-without-link" and f.label in read)
+    )
+    report = replace(report, findings=findings)
     title = report.title or imported.filename or run.plan_version.plan.question
     return AuditedReport(title=title, run=str(run.code), report=report, rows=tuple(out))
 

@@ -29,9 +29,11 @@ Counter-evidence (between mining and verifying) and review are those of any run.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from pgvector.django import CosineDistance
 
 from ledger.models import (
@@ -61,7 +63,7 @@ from research.pipeline.language.lexicon import content_stems
 from research.pipeline.records import PlanContent
 from research.pipeline.text import claim_fingerprint
 from research.pipeline.verify import VerifyConfig, verify_claim
-from research.pipeline.verify.records import EvidenceItem, Pools, Status
+from research.pipeline.verify.records import EvidenceItem, PoolName, Pools, Status
 from research.providers.fetcher import FetchOptions, FetchPool
 from research.services.runs import do_count_verification
 from research.stages import adapters
@@ -123,9 +125,10 @@ def library_match(library: Library | None, citation: Citation, key: str) -> Sour
     if found is None and citation.url:
         wanted = normalize_url(citation.url)
         found = next((s for s in sources.exclude(url="") if normalize_url(s.url) == wanted), None)
-    title = " ".join(citation.title.split())
-    if found is None and len(title) >= MIN_TITLE_MATCH:
-        found = sources.filter(title__iexact=title).order_by("pk").first()
+    title = " ".join(citation.title.split()).rstrip(" .")
+    if found is None and len(title) >= MIN_TITLE_MATCH:  # "Title" or "Title." as stored
+        same = Q(title__iexact=title) | Q(title__iexact=title + ".")
+        found = sources.filter(same).order_by("pk").first()
     return found
 
 
@@ -273,7 +276,11 @@ def _save_claim(
         cited.wording = " ".join(filter(None, [cited.wording, sentence.raw.strip()]))
     cited.sentences = sorted({*cited.sentences, sentence.index})
     known = {c.get("label") for c in cited.citations}
-    cited.citations += [c.to_json() for c in sentence.citations if c.label not in known]
+    cited.citations += [
+        c.to_json() | {"read": c.label in sources}
+        for c in sentence.citations
+        if c.label not in known
+    ]
     cited.unresolved = sorted({*cited.unresolved, *sentence.unresolved})
     why = [
         unreadable.get(c.label, f"reference {c.label} could not be read")
@@ -328,12 +335,20 @@ def verify_one(ctx: StageContext, claim: Claim, config: VerifyConfig, encode: An
     source_ids = list(cited.sources.values_list("pk", flat=True)) if cited else []
     vector = encode([claim.text])[0] if encode is not None else None
     items = cited_items(source_ids, claim.text, vector) if source_ids else []
+    pools = gathered_pools(claim)
+    # The cited sources' passages the support and counter-evidence searches found too: the
+    # citation check reads every passage of the cited source the run holds for the claim.
+    keys = set(Source.objects.filter(pk__in=source_ids).values_list("canonical_id", flat=True))
+    known = {i.evidence_id for i in items}
+    for item in pools.items():
+        if item.source_key in keys and item.evidence_id not in known:
+            items.append(replace(item, pool=PoolName.SUPPORT))
+            known.add(item.evidence_id)
     inp = claim_input(claim)
     cites = len(cited.citations) + len(cited.unresolved) if cited else 0
     check, _ = check_citation(
         inp, items, config, cites=cites, unreadable=cited.unreadable if cited else ()
     )
-    pools = gathered_pools(claim)
     combined = _with_cited(pools, items)
     verdict = verify_claim(inp, combined, config)
     remediation: dict[str, Any] = {}

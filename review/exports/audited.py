@@ -137,12 +137,17 @@ def render_markdown(audit: AuditedReport) -> str:
 def _why(row: AuditRow, escape: Callable[[str], str], quoted: str) -> str:
     """The ledger's "Why": the check's reason, the cited words and, when re-sourced, the
     other sources; ``escape`` each text, ``quoted`` the cited words' frame."""
-    why = escape(row.reason)
+    parts = [escape(row.reason)] if row.reason.strip() else []
     if row.quote:
-        why += " The cited source says: " + quoted.format(escape(row.quote))
+        parts.append("The cited source says: " + quoted.format(escape(row.quote)))
     if row.other_sources:
-        why += f" Supported instead by: {escape(row.other_sources)}."
-    return why
+        parts.append(f"Supported instead by: {escape(row.other_sources)}")
+    return " ".join(_full_stop(part) for part in parts)
+
+
+def _full_stop(text: str) -> str:
+    text = text.rstrip()
+    return text if text.endswith((".", "!", "?", '"', "</q>", "\u201d")) else text + "."
 
 
 def _ledger_markdown(rows: Sequence[AuditRow]) -> list[str]:

@@ -245,11 +245,13 @@ LIBRARY_REPORT = """# Heat pumps
 A heat pump moves heat from outside air into a building [1].
 Ground-source heat pumps draw heat from the soil [2].
 The same physics runs a refrigerator [3].
+Below two metres the soil stays at one temperature all year [4].
 
 ## References
 1. Heat pump basics, https://doi.org/10.1234/heat.pumps
 2. How ground-source heat pumps work in practice
 3. Heat pump basics, https://example.org/mirror ([doi](https://doi.org/10.1234/heat.pumps))
+4. Soil temperature below two metres stays stable all year.
 """
 
 
@@ -270,6 +272,11 @@ def test_cited_documents_found_in_the_library_are_not_fetched(author, base):
             title="How ground-source heat pumps work in practice",
             content_type="text/plain; charset=utf-8",
         ),
+        DocumentInput(  # a title stored with its full stop, as many paper titles are
+            raw=b"Soil temperature\n\nBelow two metres the soil stays at one temperature.",
+            title="Soil temperature below two metres stays stable all year.",
+            content_type="text/plain; charset=utf-8",
+        ),
     ]
     assert all(r.source_id for r in ingest_documents(docs, library))
     plan = services.check_import_report(author, LIBRARY_REPORT, library=library)
@@ -277,13 +284,18 @@ def test_cited_documents_found_in_the_library_are_not_fetched(author, base):
 
     assert run.state == RunState.AWAITING_REVIEW, run.error
     searching = run.checkpoints.get(stage="searching")
-    assert searching.counters["in_library"] == 2  # by DOI, and by its exact title
+    assert searching.counters["in_library"] == 3  # by DOI, and by title (full stop or not)
     assert run.checkpoints.get(stage="ingesting").counters["fetched"] == 0
     cited = by_sentence(run)
     titles = {i: [s.title for s in c.sources.all()] for i, c in cited.items()}
     assert titles[0] == ["Heat pump basics"]
     assert titles[1] == ["How ground-source heat pumps work in practice"]
     assert titles[2] == ["Heat pump basics"]  # another label citing the same DOI
+    assert titles[3] == ["Soil temperature below two metres stays stable all year."]
+    # The parse's "reference 2 gives no URL" no longer stands once the library had it.
+    from review.audits import audited_report
+
+    assert [f.label for f in audited_report(run).report.findings] == []
 
 
 def test_a_dangling_marker_is_a_finding_on_the_plan_and_in_the_ledger(author, base, client):

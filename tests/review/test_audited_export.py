@@ -81,3 +81,22 @@ def test_marks_follow_the_citation_check_and_the_verdict():
     assert disposition("uncited", "uncertain") == UNSUPPORTED
     assert disposition("insufficient", "uncertain") == UNSUPPORTED
     assert disposition("supports", "pass", rejected=True) == DROPPED
+
+
+def test_the_why_column_reads_as_sentences():
+    base = audit()
+    rows = (
+        row(
+            1,
+            "Heat pumps move heat rather than make it.",
+            (0,),
+            RESOURCED,
+            citation="insufficient",
+            reason="no family supports it on the cited passage",
+            other_sources="Physics notes.",
+        ),
+    )
+    text = render_markdown(AuditedReport(title="t", run="r", report=base.report, rows=rows))
+    assert (
+        "no family supports it on the cited passage. Supported instead by: Physics notes. |"
+    ) in text
