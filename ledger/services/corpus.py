@@ -21,7 +21,10 @@ from ledger.services.ingest import DocumentInput
 from research.pipeline.extract import _CONTROL, ExtractionError, corpus_document
 
 CorpusFormat = Literal["beir", "scifact", "folder"]
-FILE_SUFFIXES = frozenset({".html", ".htm", ".pdf", ".md", ".markdown", ".txt", ".text"})
+# What the upload page takes (reStructuredText included: PEPs, Sphinx docs).
+FILE_SUFFIXES = frozenset(
+    {".html", ".htm", ".pdf", ".md", ".markdown", ".rst", ".rest", ".txt", ".text"}
+)
 
 
 class CorpusError(ValueError):

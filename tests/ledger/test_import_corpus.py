@@ -119,19 +119,24 @@ def test_it_imports_a_folder_of_files_reporting_bad_ones(tmp_path):
         "<html><body><article><p>The council approved the budget after a long debate "
         "about transport spending and fares.</p></article></body></html>"
     )
+    (folder / "pep.rst").write_text(
+        "PEP: 9999\nTitle: A proposal in reStructuredText\n\nAbstract\n========\n\n"
+        "The proposal removes the lock from the interpreter's hot path.\n"
+    )
     (folder / "empty.txt").write_bytes(b"")
     (folder / "ignored.bin").write_bytes(b"\x00\x01")
 
     output = _run(folder)
     again = _run(folder)
 
-    assert "added: 2" in output and "failed: 1" in output
+    assert "added: 3" in output and "failed: 1" in output
     assert "failed: empty.txt: the file is empty" in output
     assert {s.metadata["path"] for s in Library.objects.get(name="reports").sources.all()} == {
         "a.md",
+        "pep.rst",
         "sub/b.html",
     }
-    assert "unchanged: 2" in again and "nothing new" in again
+    assert "unchanged: 3" in again and "nothing new" in again
 
 
 def test_it_skips_bad_lines_with_their_numbers_and_imports_the_rest(tmp_path):
