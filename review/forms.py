@@ -7,7 +7,15 @@ from typing import Any
 from django import forms
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 
-from ledger.models import Claim, ClaimType, EvidenceLink, ReviewState, StudyDesign, Verdict
+from ledger.models import (
+    CitationOutcome,
+    Claim,
+    ClaimType,
+    EvidenceLink,
+    ReviewState,
+    StudyDesign,
+    Verdict,
+)
 from review.services import BLOCKING, FLAGGED, REJECT_REASONS
 
 SORTS: dict[str, tuple[str, tuple[Any, ...]]] = {
@@ -41,6 +49,15 @@ class LedgerFilterForm(forms.Form):
         required=False, choices=[("", "Any design"), *StudyDesign.choices], label="Design"
     )
     subquestion = forms.CharField(required=False, max_length=40)
+    citation = forms.ChoiceField(
+        required=False,
+        choices=[
+            ("", "Any citation check"),
+            *[c for c in CitationOutcome.choices if c[0] != CitationOutcome.PENDING],
+        ],
+        label="Citation",
+        help_text="An audit: how the source a claim's sentence cites judged it.",
+    )
     sort = forms.ChoiceField(
         required=False, choices=[(key, label) for key, (label, _) in SORTS.items()]
     )
@@ -62,6 +79,8 @@ class LedgerFilterForm(forms.Form):
             claims = claims.filter(study_design=data["design"])
         if data.get("subquestion"):
             claims = claims.filter(subquestion__key=data["subquestion"])
+        if data.get("citation"):
+            claims = claims.filter(cited__outcome=data["citation"])
         return claims.order_by(*SORTS[data.get("sort") or "queue"][1])
 
     @staticmethod

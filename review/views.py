@@ -68,8 +68,10 @@ def show_ledger(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
             "plan": plan,
             "form": form,
             "filter_fields": fragments.cached_html(
-                fragments.key("ledger-filter", request.GET.urlencode()),
-                lambda: render_to_string("review/_ledger_filter.html", {"form": form}),
+                fragments.key("ledger-filter", plan.kind, request.GET.urlencode()),
+                lambda: render_to_string(
+                    "review/_ledger_filter.html", {"form": form, "audit": plan.kind == "audit"}
+                ),
             ),
             "table": table,
             "gate": _gate(run, fingerprint),

@@ -111,11 +111,14 @@ def fetch_url(citation: Citation) -> str:
     return ""
 
 
-def library_match(library: Library | None, citation: Citation, key: str) -> Source | None:
+def library_match(
+    library: Library | None, citation: Citation, key: str
+) -> tuple[Source | None, str]:
     """The plan library's document the citation names: by canonical id, DOI, arXiv id or
-    URL, else by its exact title (case aside; a title this short is no identity)."""
+    URL, else by its exact title (case aside; a title this short is no identity). A title
+    that several documents carry names none of them: (None, why)."""
     if library is None:
-        return None
+        return None, ""
     sources = Source.objects.filter(libraries=library)
     found = sources.filter(canonical_id=key).first() if key else None
     if found is None and citation.doi:
@@ -128,8 +131,15 @@ def library_match(library: Library | None, citation: Citation, key: str) -> Sour
     title = " ".join(citation.title.split()).rstrip(" .")
     if found is None and len(title) >= MIN_TITLE_MATCH:  # "Title" or "Title." as stored
         same = Q(title__iexact=title) | Q(title__iexact=title + ".")
-        found = sources.filter(same).order_by("pk").first()
-    return found
+        matches = list(sources.filter(same).order_by("pk")[:2])
+        if len(matches) > 1:
+            return None, (
+                f"reference {citation.label} names no URL, DOI or arXiv id, and several "
+                f"documents of the plan's library have its title ({title!r}): which one it "
+                "cites cannot be told"
+            )
+        found = matches[0] if matches else None
+    return found, ""
 
 
 def cite(ctx: StageContext) -> None:
@@ -147,11 +157,11 @@ def cite(ctx: StageContext) -> None:
     labels: dict[str, str] = {}  # citation label -> the canonical id of what it cites
     for citation in cited.values():
         key = citation_key(citation)
-        source = library_match(library, citation, key)
+        source, ambiguous = library_match(library, citation, key)
         if source is not None:
             key = source.canonical_id
         if not key:
-            unreadable[citation.label] = (
+            unreadable[citation.label] = ambiguous or (
                 f"reference {citation.label} names no URL, DOI or arXiv id and matches no "
                 "document of the plan's library"
             )

@@ -175,6 +175,8 @@ def test_the_ledger_and_the_claim_page_show_the_citation(author, base, client):
     ledger = client.get(f"/runs/{run.code}/ledger/").content.decode()
     assert "citation" in ledger and "Steering council decision" in ledger
     claim = by_sentence(run)[4].claim
+    only = client.get(f"/runs/{run.code}/ledger/?citation=unverifiable").content.decode()
+    assert "steering council" in only and "global interpreter lock" not in only
     page = client.get(claim.get_absolute_url()).content.decode()
     assert "What the audited report says" in page
     assert f"{base}/decision could not be fetched" in page
@@ -246,12 +248,14 @@ A heat pump moves heat from outside air into a building [1].
 Ground-source heat pumps draw heat from the soil [2].
 The same physics runs a refrigerator [3].
 Below two metres the soil stays at one temperature all year [4].
+Two proposals share one name [5].
 
 ## References
 1. Heat pump basics, https://doi.org/10.1234/heat.pumps
 2. How ground-source heat pumps work in practice
 3. Heat pump basics, https://example.org/mirror ([doi](https://doi.org/10.1234/heat.pumps))
 4. Soil temperature below two metres stays stable all year.
+5. Multiple interpreters in the standard library
 """
 
 
@@ -271,6 +275,14 @@ def test_cited_documents_found_in_the_library_are_not_fetched(author, base):
             raw=b"How ground-source heat pumps work in practice\n\nThey draw heat from the soil.",
             title="How ground-source heat pumps work in practice",
             content_type="text/plain; charset=utf-8",
+        ),
+        *(  # two documents with one title: a reference by that title names neither
+            DocumentInput(
+                raw=f"Proposal {n}\n\nA proposal about interpreters, version {n}.".encode(),
+                title="Multiple interpreters in the standard library",
+                content_type="text/plain; charset=utf-8",
+            )
+            for n in (1, 2)
         ),
         DocumentInput(  # a title stored with its full stop, as many paper titles are
             raw=b"Soil temperature\n\nBelow two metres the soil stays at one temperature.",
@@ -292,10 +304,13 @@ def test_cited_documents_found_in_the_library_are_not_fetched(author, base):
     assert titles[1] == ["How ground-source heat pumps work in practice"]
     assert titles[2] == ["Heat pump basics"]  # another label citing the same DOI
     assert titles[3] == ["Soil temperature below two metres stays stable all year."]
-    # The parse's "reference 2 gives no URL" no longer stands once the library had it.
+    assert titles[4] == [] and cited[4].outcome == CitationOutcome.UNVERIFIABLE
+    assert "several documents of the plan's library have its title" in cited[4].reason
+    # The parse's "reference 2 gives no URL" no longer stands once the library had it;
+    # reference 5's does.
     from review.audits import audited_report
 
-    assert [f.label for f in audited_report(run).report.findings] == []
+    assert [f.label for f in audited_report(run).report.findings] == ["5"]  # not read
 
 
 def test_a_dangling_marker_is_a_finding_on_the_plan_and_in_the_ledger(author, base, client):
