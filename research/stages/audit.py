@@ -16,12 +16,14 @@ same states as a research run; three of them do the audit's own work:
    a method, background, a question) is not a claim; every other sentence is, cited or
    not (an uncited claim is a finding of the audit).
 3. **verifying** — :func:`verify`: per claim, (a) the citation check: the claim against
-   the passages of the sources its sentence cites, and nothing else
+   the passages of the sources its sentence cites, and nothing else — the nearest ones and
+   those the support and counter-evidence searches found
    (``research.pipeline.audit.check.check_citation``); (b) the ordinary verdict: the
    cited passages and the support and counter-evidence the counter-evidence stage found
-   in the run's libraries, together. A claim its citation does not support but other
-   evidence does is *re-sourced* (``check.disposition``): that is the remediation
-   search, bounded by the counter-evidence stage's queries per claim.
+   in the run's libraries, together; (c) when neither supports the claim, one remediation
+   search of the web adapters (:func:`remediate`, ``REMEDIATION_HITS`` results each,
+   fetched and snapshotted) and the verdict again. A claim its citation does not support
+   but other evidence does is *re-sourced* (``check.disposition``).
 
 Counter-evidence (between mining and verifying) and review are those of any run.
 """
