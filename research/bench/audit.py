@@ -352,7 +352,7 @@ def check_report(
             faithful = claims[planned.claim_id]
             faithful = replace(faithful, text=_body(faithful.text) + ".")
             gold = [docs[planned.gold].item()]
-            control = check_citation(claim_input(faithful), gold, config, cites=1)[0].outcome
+            control = check_citation(claim_input(faithful), gold, config, cites=1).outcome
         if sentence is None:
             results.append(
                 ClaimResult(
@@ -382,7 +382,7 @@ def check_report(
             f"the marker {m} names no reference of the report" for m in sentence.unresolved
         ]
         source = replace(claims[planned.claim_id], text=sentence.text)
-        check, _ = check_citation(
+        check = check_citation(
             claim_input(source),
             items,
             config,

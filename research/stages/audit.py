@@ -6,7 +6,7 @@ same states as a research run; three of them do the audit's own work:
 
 1. **searching** — :func:`cite`: every citation the report makes becomes a SearchHit of
    the ``citation`` adapter: matched to a document of the plan's library (by DOI, arXiv
-   id or URL) or, failing that, to be fetched through the SSRF-guarded fetcher by the
+   id, URL or exact title) or, failing that, to be fetched through the SSRF-guarded fetcher by the
    ordinary ingest stage (which snapshots it). A reference with nothing to fetch (no
    link, no identifier, no library match) is recorded as unreadable, with why. The
    plan's own queries, if the researcher added any, are searched after it as usual.
@@ -113,23 +113,39 @@ def fetch_url(citation: Citation) -> str:
     return ""
 
 
+class LibraryIndex:
+    """The plan library's documents as a citation names them: by canonical id, DOI, arXiv
+    id, URL (normalized; the library's URLs are read once, on the first citation with a
+    URL) or exact title."""
+
+    def __init__(self, library: Library) -> None:
+        self.sources = Source.objects.filter(libraries=library)
+        self._urls: dict[str, Source] | None = None
+
+    def by_url(self, url: str) -> Source | None:
+        if self._urls is None:
+            self._urls = {}
+            for source in self.sources.exclude(url=""):  # newest first, as the library lists
+                self._urls.setdefault(normalize_url(source.url), source)
+        return self._urls.get(normalize_url(url))
+
+
 def library_match(
-    library: Library | None, citation: Citation, key: str
+    index: LibraryIndex | None, citation: Citation, key: str
 ) -> tuple[Source | None, str]:
     """The plan library's document the citation names: by canonical id, DOI, arXiv id or
     URL, else by its exact title (case aside; a title this short is no identity). A title
     that several documents carry names none of them: (None, why)."""
-    if library is None:
+    if index is None:
         return None, ""
-    sources = Source.objects.filter(libraries=library)
+    sources = index.sources
     found = sources.filter(canonical_id=key).first() if key else None
     if found is None and citation.doi:
         found = sources.filter(doi__iexact=citation.doi).first()
     if found is None and citation.arxiv_id:
         found = sources.filter(arxiv_id=citation.arxiv_id).first()
     if found is None and citation.url:
-        wanted = normalize_url(citation.url)
-        found = next((s for s in sources.exclude(url="") if normalize_url(s.url) == wanted), None)
+        found = index.by_url(citation.url)
     title = " ".join(citation.title.split()).rstrip(" .")
     if found is None and len(title) >= MIN_TITLE_MATCH:  # "Title" or "Title." as stored
         same = Q(title__iexact=title) | Q(title__iexact=title + ".")
@@ -150,7 +166,8 @@ def cite(ctx: StageContext) -> None:
         return
     report = report_of(ctx.run)
     plan = ctx.run.plan_version.plan
-    library = plan.library if plan.library and plan_may_search(plan, plan.library) else None
+    searchable = plan.library and plan_may_search(plan, plan.library)
+    index = LibraryIndex(plan.library) if searchable and plan.library else None
     hits: list[FoundHit] = []
     seen: set[str] = set()
     unreadable: dict[str, str] = {}
@@ -159,7 +176,7 @@ def cite(ctx: StageContext) -> None:
     labels: dict[str, str] = {}  # citation label -> the canonical id of what it cites
     for citation in cited.values():
         key = citation_key(citation)
-        source, ambiguous = library_match(library, citation, key)
+        source, ambiguous = library_match(index, citation, key)
         if source is not None:
             key = source.canonical_id
         if not key:
@@ -241,7 +258,6 @@ def mine(ctx: StageContext) -> None:
     sentences = [s for s in report.sentences if report.blocks[s.block].kind != "heading"]
     roles = classify_sentences([s.text for s in sentences])
     skipped = 0
-    claims = 0
     ctx.progress(0, len(sentences))
     with transaction.atomic():
         for n, (sentence, role) in enumerate(zip(sentences, roles, strict=True)):
@@ -250,7 +266,7 @@ def mine(ctx: StageContext) -> None:
                 skipped += 1
                 continue
             for text in split_coordination(sentence.text) or [sentence.text]:
-                claims += _save_claim(ctx.run, subquestion, text, sentence, sources, unreadable)
+                _save_claim(ctx.run, subquestion, text, sentence, sources, unreadable)
             ctx.progress(n + 1, len(sentences))
     ctx.save_cursor(saved=True, done=len(sentences), total=len(sentences))
     ctx.count(
@@ -268,7 +284,7 @@ def _save_claim(
     sentence: Any,
     sources: dict[str, int],
     unreadable: dict[str, str],
-) -> int:
+) -> None:
     found = describe(text)
     claim, created = Claim.objects.get_or_create(
         run=run,
@@ -311,7 +327,6 @@ def _save_claim(
             f"from sentence {sentence.index + 1} of the imported report, which cites {labels}",
             "mining",
         )
-    return int(created)
 
 
 # --- 3. verifying: the citation check, then the ordinary verdict --------------------------
@@ -344,13 +359,14 @@ def verify_one(ctx: StageContext, claim: Claim, config: VerifyConfig, encode: An
     """The citation check, the ordinary verdict and, when neither supports the claim, one
     remediation search of the web adapters; all recorded in one transaction."""
     cited = CitedClaim.objects.filter(claim=claim).first()
-    source_ids = list(cited.sources.values_list("pk", flat=True)) if cited else []
+    read = dict(cited.sources.values_list("pk", "canonical_id")) if cited else {}
+    source_ids = list(read)
     vector = encode([claim.text])[0] if encode is not None else None
     items = cited_items(source_ids, claim.text, vector) if source_ids else []
     pools = gathered_pools(claim)
     # The cited sources' passages the support and counter-evidence searches found too: the
     # citation check reads every passage of the cited source the run holds for the claim.
-    keys = set(Source.objects.filter(pk__in=source_ids).values_list("canonical_id", flat=True))
+    keys = set(read.values())
     known = {i.evidence_id for i in items}
     for item in pools.items():
         if item.source_key in keys and item.evidence_id not in known:
@@ -358,7 +374,7 @@ def verify_one(ctx: StageContext, claim: Claim, config: VerifyConfig, encode: An
             known.add(item.evidence_id)
     inp = claim_input(claim)
     cites = len(cited.citations) + len(cited.unresolved) if cited else 0
-    check, _ = check_citation(
+    check = check_citation(
         inp, items, config, cites=cites, unreadable=cited.unreadable if cited else ()
     )
     combined = _with_cited(pools, items)

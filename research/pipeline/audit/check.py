@@ -23,10 +23,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from research.pipeline.verify import VerifyConfig, verify_claim
-from research.pipeline.verify.records import ClaimInput, ClaimVerdict, EvidenceItem, Status
+from research.pipeline.verify.records import ClaimInput, EvidenceItem, Status
 
 SUPPORTS = "supports"
 CONTRADICTS = "contradicts"
@@ -64,25 +63,6 @@ class CitationCheck:
     quote: str = ""
     confidence: float = 0.0
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "outcome": self.outcome,
-            "reason": self.reason,
-            "evidence_id": self.evidence_id,
-            "quote": self.quote,
-            "confidence": self.confidence,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> CitationCheck:
-        return cls(
-            outcome=str(data.get("outcome") or UNVERIFIABLE),
-            reason=str(data.get("reason") or ""),
-            evidence_id=str(data.get("evidence_id") or ""),
-            quote=str(data.get("quote") or ""),
-            confidence=float(data.get("confidence") or 0.0),
-        )
-
 
 def check_citation(
     claim: ClaimInput,
@@ -91,18 +71,18 @@ def check_citation(
     *,
     cites: int,
     unreadable: Sequence[str] = (),
-) -> tuple[CitationCheck, ClaimVerdict | None]:
+) -> CitationCheck:
     """Judge ``claim`` against ``cited`` (passages of the sources its sentence cites).
 
     ``cites``: how many sources the sentence cites (resolved or not); ``unreadable``: why
     each cited source that has no passages could not be read (fetch errors, a dangling
-    marker). Returns the check and the verdict it came from (None when nothing was read).
+    marker).
     """
     if cites == 0:
-        return CitationCheck(UNCITED, "the sentence cites no source"), None
+        return CitationCheck(UNCITED, "the sentence cites no source")
     if not cited:
         why = "; ".join(unreadable) or "no text of the cited source could be read"
-        return CitationCheck(UNVERIFIABLE, why), None
+        return CitationCheck(UNVERIFIABLE, why)
     verdict = verify_claim(claim, list(cited), config)
     if verdict.status == Status.PASS:
         outcome = SUPPORTS
@@ -116,15 +96,12 @@ def check_citation(
     reason = verdict.rationale
     if unreadable and outcome != SUPPORTS:
         reason = f"{reason} (also cited, unreadable: {'; '.join(unreadable)})"
-    return (
-        CitationCheck(
-            outcome,
-            reason,
-            evidence_id=evidence_id,
-            quote=verdict.quotes.get(evidence_id, ""),
-            confidence=verdict.confidence,
-        ),
-        verdict,
+    return CitationCheck(
+        outcome,
+        reason,
+        evidence_id=evidence_id,
+        quote=verdict.quotes.get(evidence_id, ""),
+        confidence=verdict.confidence,
     )
 
 
