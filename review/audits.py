@@ -8,7 +8,6 @@ support it. The audited report is rendered from these records only.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from django.db.models import Prefetch
 
@@ -86,9 +85,9 @@ def audited_report(run: Run) -> AuditedReport:
     return AuditedReport(title=title, run=str(run.code), report=report, rows=tuple(out))
 
 
-def audited_json(run: Run) -> dict[str, Any]:
-    """The audited report as a report version freezes it; {} for a research run."""
+def audit_of(run: Run) -> AuditedReport | None:
+    """The run's audited report as it stands; None for a research run."""
     try:
-        return audited_report(run).to_json()
+        return audited_report(run)
     except NotAnAudit:
-        return {}
+        return None

@@ -42,7 +42,7 @@ from research.pipeline.claims.facets import facets
 from research.pipeline.synthesize import Capsule, CapsuleEvidence, Synthesis, synthesize
 from research.providers.llm import LLMClient
 from review import services as review_services
-from review.audits import audited_json
+from review.audits import audit_of
 from review.exports import bundle, citations
 from review.exports.answer import source_design, source_studied, untraceable_numbers
 from review.exports.audited import AuditedReport
@@ -300,6 +300,7 @@ def prepare_report(
     diff = run_diff_record(run)
     version = (Report.objects.filter(run=run).aggregate(v=Max("version"))["v"] or 0) + 1
     created_at = timezone.now()
+    audited = audit_of(run)  # read once: the method line and the frozen copy agree
     document = build_document(
         DocumentInputs(
             run=run,
@@ -315,6 +316,7 @@ def prepare_report(
             set_aside=set_aside_candidates(run),
             withheld=withheld_texts(run, set(used)),
             ends_in=ends_in,
+            audited=audited,
         )
     )
     untraceable = untraceable_numbers(document)
@@ -330,7 +332,7 @@ def prepare_report(
         content_hash=sha256_text(markdown),
         claim_codes=list(synthesis.labels),
         check_findings=[vars(f) for f in synthesis.findings],
-        audited=audited_json(run),
+        audited=audited.to_json() if audited else {},
         created_by=user,
         created_at=created_at,
     )

@@ -46,7 +46,6 @@ from research.pipeline.language.lexicon import content_words
 from research.pipeline.language.sentences import split_sentences
 from research.pipeline.synthesize import Section, Synthesis
 from research.providers.usage import Cost, total
-from review.audits import NotAnAudit, audited_report
 from review.diff import RunDiffRecord
 from review.exports.answer import (
     GapInputs,
@@ -58,6 +57,7 @@ from review.exports.answer import (
     gaps_note,
     source_quote,
 )
+from review.exports.audited import AuditedReport
 from review.exports.citations import bibliography_entry
 from review.exports.records import (
     AuditRow,
@@ -195,6 +195,7 @@ class DocumentInputs:
     # The state the run ends in once this version is saved (the synthesizing stage: done);
     # empty when building leaves the run's state as it is (do_build_report).
     ends_in: str = ""
+    audited: AuditedReport | None = None  # an audit run's audited report, as frozen
 
 
 def build_document(inputs: DocumentInputs) -> ReportDocument:
@@ -207,7 +208,7 @@ def build_document(inputs: DocumentInputs) -> ReportDocument:
     appendix_a = [_excluded_row(n, c, r, redactor) for n, (c, r) in enumerate(excluded, 1)]
     numbering = _numbering(inputs)
     reported = [inputs.claims[code] for code in labels]
-    plan = _plan_and_method(inputs.run, inputs.synthesis, inputs.ends_in)
+    plan = _plan_and_method(inputs.run, inputs.synthesis, inputs.ends_in, inputs.audited)
     gap_inputs = _gap_inputs(inputs)
     return ReportDocument(
         answer=answer_section(inputs.synthesis.answer, numbering),
@@ -609,7 +610,9 @@ def _audit_log(
     return rows
 
 
-def _plan_and_method(run: Run, synthesis: Synthesis, ends_in: str = "") -> PlanAppendix:
+def _plan_and_method(
+    run: Run, synthesis: Synthesis, ends_in: str = "", audited: AuditedReport | None = None
+) -> PlanAppendix:
     """The plan, the run and how it was run. Built by the synthesizing stage, the report
     states the run as it ends when the version is saved (``ends_in``: done, the stage's
     own checkpoint done), not as it stands mid-build ("synthesizing", "running")."""
@@ -645,19 +648,17 @@ def _plan_and_method(run: Run, synthesis: Synthesis, ends_in: str = "") -> PlanA
         method=[
             *METHOD,
             *verification_method(run),
-            *audit_method(run),
+            *audit_method(audited),
             *cost_method(run),
             f"Synthesizer: {synthesis.synthesizer}.",
         ],
     )
 
 
-def audit_method(run: Run) -> list[str]:
+def audit_method(audit: AuditedReport | None) -> list[str]:
     """An audit run's method in one line: what was imported and how its sentences came out
     (the audited report itself is in the bundle); nothing for a research run."""
-    try:
-        audit = audited_report(run)
-    except NotAnAudit:
+    if audit is None:
         return []
     parsed = audit.report
     cited = sum(1 for s in parsed.sentences if s.citations or s.unresolved)
