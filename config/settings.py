@@ -295,6 +295,14 @@ RERANKER_MODEL = envstr("RERANKER_MODEL", "")  # empty: no reranker, recorded as
 # sentence-transformers cross-encoder; "off" = none. Off by default until its quorum
 # figures are measured (issue 22): set NLI_MODEL=shipped to run it.
 NLI_MODEL = envstr("NLI_MODEL", "off")
+# The semantic check of a built report (research/pipeline/report_check.py): every sentence
+# against the approved claims it cites. "shipped" (default) = the entailment model trained
+# here, a folder or cross-encoder name = another, "off" = not run (the method section says so).
+REPORT_CHECK_MODEL = envstr("REPORT_CHECK_MODEL", "shipped")
+# The entailment probability a report sentence needs: 0.85 is the lowest bar at which the
+# shipped model's entailment calls are right 9 times in 10 on its held-back NLI pairs
+# (`manage.py bench_report_check`, docs/benchmarks.md).
+REPORT_CHECK_ENTAILMENT = envfloat("REPORT_CHECK_ENTAILMENT", 0.85)
 # Fold models of `train_nli --stage folds`, for out-of-fold bench figures on SciFact train.
 NLI_FOLDS_DIR = Path(envstr("NLI_FOLDS_DIR", "") or BASE_DIR / ".data/nli-train")
 LLM_BASE_URL = envstr("LLM_BASE_URL", "")  # OpenAI-compatible; empty: offline defaults

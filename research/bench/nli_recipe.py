@@ -24,6 +24,7 @@ from research.bench import nli_training as nt
 from research.providers.base import file_sha256
 
 HELD_BACK = 1000  # entailment pairs kept out of training, for an accuracy check
+SHUFFLE_SEED = 7  # the shuffle that chooses them
 REPLAY = 3000  # stage A pairs mixed into each stage B run, so it does not forget them
 SCIFACT_REPEAT = 2  # stage B sees each SciFact pair this many times
 FOLDS = 5
@@ -57,7 +58,7 @@ def run(
         raise ValueError(f"{mix} does not exist (give --nli the shared/data/nli folder)")
     pairs = nt.load_pairs(mix)
     shuffled = list(pairs)
-    random.Random(7).shuffle(shuffled)
+    random.Random(SHUFFLE_SEED).shuffle(shuffled)
     held_back, train_a = shuffled[:HELD_BACK], shuffled[HELD_BACK:]
     data = {"mix.jsonl": file_sha256(mix)}
     base = work / "base"

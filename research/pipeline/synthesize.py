@@ -21,8 +21,8 @@ capsules' evidence, never taken from model output.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
 from research.pipeline.answer import Answer, SourceFacts, answer
@@ -36,6 +36,7 @@ from research.pipeline.language.lexicon import (
     stem_words,
 )
 from research.pipeline.language.sentences import split_sentences
+from research.pipeline.report_check import Hypothesis, Premise, ReportCheck
 from research.providers.base import ProviderError
 
 EXTRACTIVE = "extractive"
@@ -140,6 +141,7 @@ class Synthesis:
     sources: list[str]  # source keys in citation-number order (number = index + 1)
     findings: list[Finding]
     answer: Answer | None = None  # the bottom line (when the question was given)
+    check: ReportCheck | None = None  # the semantic check of every sentence (when run)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -155,9 +157,12 @@ def synthesize(
     llm: ChatModel | None = None,
     question: str = "",
     subquestions: Sequence[tuple[str, str]] = (),
+    check: Callable[[Sequence[Hypothesis]], ReportCheck] | None = None,
 ) -> Synthesis:
     """Outline, then prose, then the bottom line (``research.pipeline.answer``) when the
-    question is given; ``llm`` None means the deterministic extractive writer."""
+    question is given; ``llm`` None means the deterministic extractive writer. ``check``
+    (``research.pipeline.report_check``) judges every sentence against the capsules it
+    cites; a sentence it refuses is removed and named in the findings."""
     usable = [c for c in capsules if c.evidence]
     if not usable:
         raise NoCapsulesError("no approved capsule with supporting evidence to synthesize")
@@ -172,6 +177,9 @@ def synthesize(
             sections.append(Section(part.key, part.title, EXTRACTIVE, extractive(members)))
         else:
             sections.append(_llm_section(part, members, labels, llm, findings))
+    checked = None
+    if check is not None:
+        checked = _semantic_check(outline_sections, sections, by_code, check, findings)
     sources = _number_citations(sections, by_code)
     bottom = answer([as_finding(c) for c in usable], question, subquestions) if question else None
     return Synthesis(
@@ -182,6 +190,7 @@ def synthesize(
         sources=sources,
         findings=findings,
         answer=bottom,
+        check=checked,
     )
 
 
@@ -253,6 +262,50 @@ def _number_citations(sections: list[Section], by_code: dict[str, Capsule]) -> l
                         numbers.append(number)
             sentence.citations = sorted(numbers)
     return order
+
+
+def _semantic_check(
+    outline_sections: list[OutlineSection],
+    sections: list[Section],
+    by_code: dict[str, Capsule],
+    check: Callable[[Sequence[Hypothesis]], ReportCheck],
+    findings: list[Finding],
+) -> ReportCheck:
+    """Judge every sentence; remove the refused ones (each a "refused" finding), then
+    state what an LLM section no longer covers extractively, and judge those too."""
+    result = check(_hypotheses(sections, by_code))
+    refused = {(s.section, s.text) for s in result.refused}
+    for item in result.refused:
+        findings.append(Finding(item.section, "refused", item.reason, item.text))
+    members_of = {part.key: part.claims for part in outline_sections}
+    appended: list[Section] = []
+    for section in sections:
+        section.sentences = [s for s in section.sentences if (section.key, s.text) not in refused]
+        if section.mode != EXTRACTIVE:
+            before = len(section.sentences)
+            members = [by_code[code] for code in members_of[section.key]]
+            _append_uncovered(section.key, members, section.sentences, findings)
+            added = section.sentences[before:]
+            if added:
+                appended.append(Section(section.key, section.title, section.mode, added))
+            if not before:
+                section.mode = "llm-fallback"
+    if not appended:
+        return result
+    more = check(_hypotheses(appended, by_code))
+    return replace(result, sentences=result.sentences + more.sentences)
+
+
+def _hypotheses(sections: list[Section], by_code: dict[str, Capsule]) -> list[Hypothesis]:
+    return [
+        Hypothesis(
+            section.key,
+            sentence.text,
+            tuple(Premise(code, scoped_text(by_code[code])) for code in sentence.claims),
+        )
+        for section in sections
+        for sentence in section.sentences
+    ]
 
 
 # --- LLM writer and the post-synthesis check ------------------------------------------
