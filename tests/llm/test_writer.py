@@ -34,3 +34,21 @@ def test_it_writes_within_the_bound_and_never_loses_the_approved_claim(smol):
         assert section.mode == "llm-fallback"
     else:
         assert errors == []
+
+
+def test_its_prose_goes_through_the_semantic_check_sentence_by_sentence(smol):
+    """Whatever the small model writes, every sentence the report keeps was judged and
+    passed, and every sentence the check refused is named in the findings."""
+    from research.pipeline.report_check import check_sentences
+    from research.pipeline.verify.nli import load_scorer
+
+    scorer = load_scorer("")
+    synthesis = synthesize(
+        [CAPSULE], llm=smol(96), check=lambda h: check_sentences(h, scorer, 0.85)
+    )
+    assert synthesis.check is not None
+    judged = {s.text: s for s in synthesis.check.sentences}
+    kept = [s.text for section in synthesis.sections for s in section.sentences]
+    assert kept and all(judged[text].passed for text in kept)
+    refused = {f.sentence for f in synthesis.findings if f.action == "refused"}
+    assert refused == {s.text for s in synthesis.check.refused}
