@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from ledger.models import Verdict
@@ -14,7 +16,7 @@ from review.services.decisions import do_narrow_claim
 from tests.factories import make_claim
 
 # A row as ``reverification_record`` wrote it before the typed record (a real verdict).
-STORED = {
+STORED: dict[str, Any] = {
     "available": True,
     "status": "pass",
     "rationale": "PASS: two families support it.",
@@ -41,7 +43,10 @@ STORED = {
     ],
     "notes": {"nli": "not configured"},
 }
-NOT_REVERIFIED = {"available": False, "reason": "the verifiers could not run: timeout"}
+NOT_REVERIFIED: dict[str, Any] = {
+    "available": False,
+    "reason": "the verifiers could not run: timeout",
+}
 
 
 def test_it_reads_a_stored_row_of_the_old_shape():
