@@ -246,7 +246,7 @@ def _decision_ref(decision: ReviewDecision) -> DecisionRef:
         reviewer=decision.reviewer.get_username(),
         decided_at=decision.created_at.isoformat(),
         carried=decision.carried_from_id is not None,
-        reverified=str((decision.reverification or {}).get("status") or ""),
+        reverified=decision.reverified.status,
     )
 
 

@@ -16,7 +16,8 @@ from ledger.models import (
     StudyDesign,
     Verdict,
 )
-from review.services import BLOCKING, FLAGGED, REJECT_REASONS
+from review.services.decisions import REJECT_REASONS
+from review.services.gate import BLOCKING, FLAGGED
 
 SORTS: dict[str, tuple[str, tuple[Any, ...]]] = {
     "queue": ("Review order", ("subquestion__position", "pk")),

@@ -48,7 +48,7 @@ from ledger.models import (
 )
 from research.models import Run, Subquestion
 from review.models import ReviewDecision
-from review.services import CONTEXT_CHARS
+from review.readers import CONTEXT_CHARS
 
 CACHE_ALIAS = "fragments"
 T = TypeVar("T")
@@ -129,7 +129,7 @@ def _claim_md5() -> str:
 
     The claim and its subquestion (all columns); each evidence link (all columns) with its
     passage's bounds and text, its snapshot's code, capture time, length and the text
-    around the quote (what :func:`review.services.quote_in_context` cuts out and checks),
+    around the quote (what :func:`review.readers.quote_in_context` cuts out and checks),
     and its source (all columns); every vote (all columns); every decision (all columns)
     with the reviewer's name and, for one carried over, the earlier claim it links to.
     """

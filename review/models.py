@@ -12,6 +12,8 @@ from django.db.models.functions import Now
 from django.urls import reverse
 from django.utils import timezone
 
+from review.records import Reverification
+
 
 class AppendOnlyError(Exception):
     pass
@@ -87,6 +89,12 @@ class ReviewDecision(models.Model):
 
     def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
         raise AppendOnlyError("review decisions cannot be deleted")
+
+    @property
+    def reverified(self) -> Reverification:
+        """A narrowing's re-verification, parsed from ``reverification`` (unavailable,
+        with no reason, on a decision that re-verified nothing)."""
+        return Reverification.from_json(self.reverification or {})
 
 
 class GatePolicy(models.Model):

@@ -15,7 +15,8 @@ from uuid import UUID
 
 from ledger.models import Claim, Relation, ReviewState, Verdict
 from research.models import Run
-from review import services as review_services
+from review.services.capsules import approved_capsules
+from review.services.gate import ledger_claims, review_order
 
 
 @dataclass(frozen=True)
@@ -59,12 +60,12 @@ def unsupported_reason(claim: Claim) -> str:
 
 def report_preview(run: Run) -> ReportPreview:
     """Sort the run's ledger into printed, printed with a mark, and left out (with why)."""
-    approved = {capsule.code for capsule in review_services.approved_capsules(run)}
-    claims = review_services.ledger_claims(run).prefetch_related("evidence")
+    approved = {capsule.code for capsule in approved_capsules(run)}
+    claims = ledger_claims(run).prefetch_related("evidence")
     verified = 0
     marked: list[PreviewClaim] = []
     left_out: dict[str, int] = {}
-    for claim in review_services.review_order(claims):
+    for claim in review_order(claims):
         if claim.code in approved:
             why = unsupported_reason(claim)
             if why:

@@ -13,7 +13,6 @@ from research.http import AuthedHttpRequest
 from research.models import Run
 from research.services import get_run_for_user
 from review import reports
-from review import services as review_services
 from review.diff import RunDiffRecord, previous_run
 from review.diff import diff_runs as compute_diff
 from review.exports.html import report_context
@@ -22,6 +21,7 @@ from review.exports.records import UnsupportedDocument
 from review.models import Report, RunDiff
 from review.preview import report_preview
 from review.rundiffs import stored_record
+from review.services.gate import gate_status
 from review.signing import key_id, key_path, public_key_b64, public_key_pem, signing_public_key
 
 
@@ -31,7 +31,7 @@ def list_reports(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
     context = {
         "run": run,
         "reports": reports.run_reports(run),
-        "gate": review_services.gate_status(run),
+        "gate": gate_status(run),
         "can_build": reports.can_build_report(request.user, run.plan_version.plan),
         "previous": previous_run(run),
         "preview": report_preview(run) if run.is_reviewable else None,

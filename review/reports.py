@@ -41,7 +41,6 @@ from research.models import Plan, Run
 from research.pipeline.claims.facets import facets
 from research.pipeline.synthesize import Capsule, CapsuleEvidence, Synthesis, synthesize
 from research.providers.llm import LLMClient
-from review import services as review_services
 from review.audits import audit_of
 from review.exports import bundle, citations
 from review.exports.answer import source_design, source_studied, untraceable_numbers
@@ -69,7 +68,11 @@ from review.exports.records import (
 )
 from review.models import Export, Report, ReviewDecision
 from review.preview import left_out_reason, unsupported_reason
+from review.readers import run_decisions
 from review.rundiffs import run_diff_record
+from review.services.access import can_decide
+from review.services.capsules import approved_capsules
+from review.services.gate import gate_status
 from review.signing import instance_private_key
 
 FORMATS: dict[str, tuple[str, str]] = {
@@ -107,7 +110,7 @@ class ExportFile:
 
 def can_build_report(user: Any, plan: Plan) -> bool:
     """The plan's owner and its reviewers build reports; read-only members do not."""
-    return bool(user.pk == plan.owner_id or review_services.can_decide(user, plan))
+    return bool(user.pk == plan.owner_id or can_decide(user, plan))
 
 
 def get_report_for_user(user: Any, code: UUID) -> Report:
@@ -162,7 +165,7 @@ def check_request_report(user: Any, run: Run, *, enqueue: bool = True) -> Run:
 
     if not can_build_report(user, run.plan_version.plan):
         raise PermissionDenied("Only the plan's owner or its reviewers build reports.")
-    gate = review_services.gate_status(run)
+    gate = gate_status(run)
     if not gate.open:
         raise ReportRefused(f"The review gate is closed: {gate.reason}")
     try:
@@ -209,11 +212,11 @@ def do_build_report(run: Run, user: Any) -> Report:
 def load_report_inputs(run: Run) -> ReportInputs:
     """The approved claims and their cited quotes; refused when the gate is closed, a
     quote no longer matches, or no approved claim has a supporting quote."""
-    gate = review_services.gate_status(run)
+    gate = gate_status(run)
     if not gate.open:
         raise ReportRefused(f"The review gate is closed: {gate.reason}")
     claims = approved_claims(run)
-    overridden = {str(c.code) for c in review_services.approved_capsules(run) if c.override}
+    overridden = {str(c.code) for c in approved_capsules(run) if c.override}
     # An approved claim without verified support is printed, marked, citing its anchor.
     quotes = {
         code: cited_quotes(
@@ -238,7 +241,7 @@ def load_report_inputs(run: Run) -> ReportInputs:
 
 def approved_claims(run: Run) -> dict[str, Claim]:
     """The run's approved claims (per review.services), in review order."""
-    codes = [str(capsule.code) for capsule in review_services.approved_capsules(run)]
+    codes = [str(capsule.code) for capsule in approved_capsules(run)]
     rows = (
         Claim.objects.filter(code__in=codes)
         .select_related("subquestion")
@@ -296,7 +299,7 @@ def prepare_report(
     ``ends_in``: the state the run ends in once it is saved (the synthesizing stage's
     "done"), which Appendix D states instead of the state mid-build."""
     used = {code: inputs.claims[code] for code in synthesis.labels}
-    decisions = list(review_services.run_decisions(run))
+    decisions = list(run_decisions(run))
     diff = run_diff_record(run)
     version = (Report.objects.filter(run=run).aggregate(v=Max("version"))["v"] or 0) + 1
     created_at = timezone.now()
@@ -443,7 +446,7 @@ def integrity_problems(report: Report) -> list[str]:
     problems = []
     if sha256_text(report.markdown) != report.content_hash:
         problems.append("the report text no longer matches its content hash")
-    approved = {str(c.code) for c in review_services.approved_capsules(report.run)}
+    approved = {str(c.code) for c in approved_capsules(report.run)}
     rows = Claim.objects.filter(code__in=[c.code for c in document.claims])
     current = {
         str(c.code): c for c in rows.prefetch_related("evidence__passage", "evidence__snapshot")

@@ -3,7 +3,7 @@
 ``do_carry_over(record)`` applies each carry-over that ``review.diff.compare`` planned:
 a narrowed claim's text is re-verified against the new claim's evidence first and must
 come out as it did; the history is then replayed on the new claim by
-``review.services.do_carry_over_decisions`` (each decision recorded as carried over,
+``review.services.decisions.do_carry_over_decisions`` (each decision recorded as carried over,
 linked to the earlier one). A carry-over that does not apply moves to "needs review"
 with the reason. ``do_record_run_diff`` stores the result (one row per run).
 """
@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from ledger.models import Claim
 from research.models import Run
-from review import services
 from review.diff import CarryOver, NeedsReview, RunDiffRecord, diff_runs, previous_run
 from review.models import ReviewDecision, RunDiff
+from review.services.decisions import DecisionRefused, do_carry_over_decisions
+from review.services.reverify import reverify
 
 
 def do_carry_over(record: RunDiffRecord) -> RunDiffRecord:
@@ -43,16 +44,16 @@ def _apply(plan: CarryOver) -> str | None:
     )
     reverification = None
     if plan.reverify:
-        reverification = services.reverify(claim, plan.reverify)
-        got = str(reverification.get("status") or "not re-verified")
-        if not reverification.get("available") or got != plan.expect:
+        reverification = reverify(claim, plan.reverify)
+        got = reverification.status or "not re-verified"
+        if not reverification.available or got != plan.expect:
             return (
                 f"the narrowed text re-verifies as {got.upper()} on this run's evidence "
                 f"(it was {plan.expect.upper() or 'unknown'})"
             )
     try:
-        services.do_carry_over_decisions(claim, history, reverification)
-    except services.DecisionRefused as exc:
+        do_carry_over_decisions(claim, history, reverification)
+    except DecisionRefused as exc:
         return f"the earlier decisions do not apply: {exc}"
     return None
 

@@ -30,11 +30,34 @@ from research.models import Run
 from research.pipeline.counter import CounterRecord
 from research.pipeline.verify.records import PoolName
 from research.services import get_run_for_user, imported_summary
-from review import fragments, services
+from review import fragments
 from review.audits import NotAnAudit, audited_report
 from review.exports.audited import render_html as render_audited_html
 from review.exports.audited import render_markdown as render_audited_markdown
 from review.forms import ApproveForm, LedgerFilterForm, NarrowForm, RejectForm
+from review.readers import (
+    evidence_pools,
+    next_blocking,
+    queue_neighbours,
+    run_decisions,
+    subquestion_counts,
+)
+from review.services.access import can_decide, get_claim_for_user
+from review.services.capsules import last_approval
+from review.services.decisions import (
+    REJECT_REASONS,
+    DecisionConflict,
+    DecisionRefused,
+    approval_refusal,
+    do_approve_claim,
+    do_bulk_approve,
+    do_narrow_claim,
+    do_reject_claim,
+    is_override,
+    last_narrowing,
+    pending_override,
+)
+from review.services.gate import GateStatus, gate_policy, gate_status, ledger_claims
 from review.shadow import DECISIONS, VERDICTS, run_agreement
 
 LEDGER_PAGE_SIZE = 50
@@ -80,15 +103,11 @@ def show_ledger(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
                 fragments.key(fingerprint, "subquestion-counts"),
                 lambda: render_to_string(
                     "review/_subquestion_counts.html",
-                    {
-                        "subquestions": _with_every_subquestion(
-                            run, services.subquestion_counts(run)
-                        )
-                    },
+                    {"subquestions": _with_every_subquestion(run, subquestion_counts(run))},
                 ),
             ),
             "candidates": candidate_counts(run),
-            "can_decide": services.can_decide(request.user, plan),
+            "can_decide": can_decide(request.user, plan),
             "gaps": evidence_gaps(run),
             "pairs": contested_pairs(run),
         }
@@ -107,7 +126,7 @@ def _ledger_table(
     page_number = request.GET.get("page")
 
     def render_table() -> str:
-        claims = form.apply(services.ledger_claims(run)).select_related("subquestion", "cited")
+        claims = form.apply(ledger_claims(run)).select_related("subquestion", "cited")
         page = Paginator(claims, LEDGER_PAGE_SIZE).get_page(page_number)
         page.object_list = list(page.object_list)
         partners = contested_partners(page.object_list)
@@ -122,9 +141,9 @@ def _ledger_table(
     )
 
 
-def _gate(run: Run, fingerprint: str) -> services.GateStatus:
+def _gate(run: Run, fingerprint: str) -> GateStatus:
     """The synthesis gate: a function of the run's state and claims, so of its fingerprint."""
-    return fragments.cached(fragments.key(fingerprint, "gate"), lambda: services.gate_status(run))
+    return fragments.cached(fragments.key(fingerprint, "gate"), lambda: gate_status(run))
 
 
 def _with_every_subquestion(run: Run, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -211,8 +230,8 @@ def approve_claims(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
     """Bulk-approve the run's unflagged PASS claims."""
     run = get_run_for_user(request.user, code)
     try:
-        count = services.do_bulk_approve(request.user, run)
-    except services.DecisionRefused as exc:
+        count = do_bulk_approve(request.user, run)
+    except DecisionRefused as exc:
         messages.error(request, str(exc))
     else:
         messages.success(request, f"Approved {count} unflagged PASS claim(s).")
@@ -222,11 +241,11 @@ def approve_claims(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
 @require_GET
 def show_audit(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
     run = get_run_for_user(request.user, code)
-    labels = dict(services.REJECT_REASONS)
-    decisions = list(services.run_decisions(run))
+    labels = dict(REJECT_REASONS)
+    decisions = list(run_decisions(run))
     for decision in decisions:
         decision.reason_label = labels.get(decision.reason_code, decision.reason_code)  # type: ignore[attr-defined]
-    context = {"run": run, "decisions": decisions, "gate": services.gate_status(run)}
+    context = {"run": run, "decisions": decisions, "gate": gate_status(run)}
     return render(request, "review/audit.html", context)
 
 
@@ -266,7 +285,7 @@ def _rows(table: dict[str, dict[str, int]], columns: list[str]) -> list[tuple[st
 @require_GET
 def show_claim(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
     with fragments.one_snapshot():
-        claim = services.get_claim_for_user(request.user, code)
+        claim = get_claim_for_user(request.user, code)
         return _render_claim(request, claim, fresh=True)
 
 
@@ -295,8 +314,8 @@ def _render_claim(
         capsule = fragments.cached(
             fragments.key(claim_print, "capsule"), lambda: _capsule_parts(claim)
         )
-        narrowing = services.last_narrowing(claim) if capsule["narrowed"] else None
-        can_decide = services.can_decide(request.user, plan)
+        narrowing = last_narrowing(claim) if capsule["narrowed"] else None
+        may_decide = can_decide(request.user, plan)
         initial = {"version": claim.version}
         context: dict[str, Any] = {
             "claim": claim,
@@ -304,18 +323,18 @@ def _render_claim(
             "capsule": capsule,
             "narrowing": narrowing,
             "approve_refusal": (
-                services.approval_refusal(claim, request.user, services.gate_policy(plan))
-                if can_decide or narrowing
+                approval_refusal(claim, request.user, gate_policy(plan))
+                if may_decide or narrowing
                 else None
             ),
-            "override": services.is_override(claim),
+            "override": is_override(claim),
             # Other claims' text and verdict: not in the claim's fingerprint, read each time.
             "contests": contested_partners([claim]).get(claim.pk, []),
-            "can_decide": can_decide,
+            "can_decide": may_decide,
             "gate": _gate(run, run_print),
             "nav": fragments.cached(
                 fragments.key(run_print, "queue", claim.pk),
-                lambda: services.queue_neighbours(claim),
+                lambda: queue_neighbours(claim),
             ),
             "approve_form": ApproveForm(initial=initial),
             "narrow_form": NarrowForm(initial={**initial, **NarrowForm.initial_for(claim)}),
@@ -344,7 +363,7 @@ def _capsule_parts(claim: Claim) -> dict[str, Any]:
     """The capsule's reader-independent parts, rendered: the claim article, the evidence
     (pools, counter-evidence searched, votes, decision history) and where the first quote
     is (the "open evidence" shortcut)."""
-    pools = services.evidence_pools(claim)
+    pools = evidence_pools(claim)
     first = next((item for items in pools.values() for item in items), None)
     context: dict[str, Any] = {
         "claim": claim,
@@ -356,9 +375,9 @@ def _capsule_parts(claim: Claim) -> dict[str, Any]:
         "decisions": claim.decisions.select_related("reviewer", "carried_from__claim").order_by(
             "created_at", "pk"
         ),
-        "narrowed": services.last_narrowing(claim) is not None,
-        "approval": services.last_approval(claim),
-        "pending_override": services.pending_override(claim),
+        "narrowed": last_narrowing(claim) is not None,
+        "approval": last_approval(claim),
+        "pending_override": pending_override(claim),
     }
     return {
         "narrowed": context["narrowed"],
@@ -399,15 +418,15 @@ def _refresh_versions(context: dict[str, Any], version: int) -> None:
 
 @require_POST
 def approve_claim(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
-    claim = services.get_claim_for_user(request.user, code, write=True)
+    claim = get_claim_for_user(request.user, code, write=True)
     form = ApproveForm(request.POST)
     if not form.is_valid():
         return _render_claim(request, claim, {"approve_form": form}, status=400)
     try:
-        decision = services.do_approve_claim(
+        decision = do_approve_claim(
             request.user, claim, form.cleaned_data["version"], form.cleaned_data["note"]
         )
-    except services.DecisionRefused as exc:
+    except DecisionRefused as exc:
         return _refused(request, claim, exc, {"approve_form": form})
     claim.refresh_from_db(fields=["review_state"])
     if claim.review_state == "overriding":
@@ -421,13 +440,13 @@ def approve_claim(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
 
 @require_POST
 def narrow_claim(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
-    claim = services.get_claim_for_user(request.user, code, write=True)
+    claim = get_claim_for_user(request.user, code, write=True)
     form = NarrowForm(request.POST)
     if not form.is_valid():
         return _render_claim(request, claim, {"narrow_form": form}, status=400)
     data = form.cleaned_data
     try:
-        decision = services.do_narrow_claim(
+        decision = do_narrow_claim(
             request.user,
             claim,
             data["version"],
@@ -436,25 +455,23 @@ def narrow_claim(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
             prohibited_overstatements=form.prohibited_or_none(claim),
             reason=data["reason"],
         )
-    except services.DecisionRefused as exc:
+    except DecisionRefused as exc:
         return _refused(request, claim, exc, {"narrow_form": form})
-    verdict = decision.reverification.get("status") or "not available"
+    verdict = decision.reverified.status or "not available"
     messages.info(request, f"Narrowed. Re-verification of the new text: {verdict.upper()}.")
     return redirect("review-show-claim", claim.code)
 
 
 @require_POST
 def reject_claim(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
-    claim = services.get_claim_for_user(request.user, code, write=True)
+    claim = get_claim_for_user(request.user, code, write=True)
     form = RejectForm(request.POST)
     if not form.is_valid():
         return _render_claim(request, claim, {"reject_form": form}, status=400)
     data = form.cleaned_data
     try:
-        services.do_reject_claim(
-            request.user, claim, data["version"], data["reason_code"], data["reason"]
-        )
-    except services.DecisionRefused as exc:
+        do_reject_claim(request.user, claim, data["version"], data["reason_code"], data["reason"])
+    except DecisionRefused as exc:
         return _refused(request, claim, exc, {"reject_form": form})
     messages.success(request, "Rejected.")
     return _to_next(request, claim.run, claim)
@@ -463,18 +480,18 @@ def reject_claim(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
 def _refused(
     request: AuthedHttpRequest,
     claim: Claim,
-    exc: services.DecisionRefused,
+    exc: DecisionRefused,
     forms: dict[str, Any],
 ) -> HttpResponse:
-    status = 409 if isinstance(exc, services.DecisionConflict) else 422
+    status = 409 if isinstance(exc, DecisionConflict) else 422
     return _render_claim(request, claim, forms, error=str(exc), status=status)
 
 
 def _to_next(request: AuthedHttpRequest, run: Run, after: Claim | None) -> HttpResponse:
     """On to the next claim blocking the gate, or back to the ledger when none is left."""
-    code = services.next_blocking(run, after)
+    code = next_blocking(run, after)
     if code is None:
-        messages.success(request, services.gate_status(run).reason)
+        messages.success(request, gate_status(run).reason)
         return redirect("review-show-ledger", run.code)
     return redirect(reverse("review-show-claim", args=[code]))
 
@@ -482,7 +499,7 @@ def _to_next(request: AuthedHttpRequest, run: Run, after: Claim | None) -> HttpR
 @require_GET
 def show_snapshot(request: AuthedHttpRequest, code: UUID, snapshot: UUID) -> HttpResponse:
     """The full snapshot text a quote of this claim comes from, the quote highlighted."""
-    claim = services.get_claim_for_user(request.user, code)
+    claim = get_claim_for_user(request.user, code)
     links = (
         claim.evidence.select_related("snapshot__source", "passage")
         .filter(snapshot__code=snapshot)

@@ -13,7 +13,7 @@ from research import runner
 from research.models import RunState
 from research.stages.rundiff import diff_and_carry_over
 from review import reports
-from review import services as review_services
+from review.services.decisions import do_approve_claim, do_reject_claim
 from tests.browser.support import chromium_page, login
 from tests.factories import make_run
 from tests.reports.conftest import APPROVED, FAILED, UNREVIEWED, claim_from_source
@@ -37,9 +37,9 @@ def reported_run(author, reviewer):
     sub = run.plan_version.subquestions.first()
     for text, title in zip(APPROVED, ("Aspirin trial", "Exercise cohort"), strict=True):
         claim = claim_from_source(run, text, title=title, sub=sub)
-        review_services.do_approve_claim(reviewer, claim, claim.version)
+        do_approve_claim(reviewer, claim, claim.version)
     failed = claim_from_source(run, FAILED, title="Coffee news", sub=sub, status="fail")
-    review_services.do_reject_claim(reviewer, failed, failed.version, "contradicted")
+    do_reject_claim(reviewer, failed, failed.version, "contradicted")
     claim_from_source(run, UNREVIEWED, title="Tea study", sub=sub)
     assert diff_and_carry_over(run) is not None
     reports.check_request_report(reviewer, run, enqueue=False)

@@ -18,7 +18,7 @@ from research.pipeline.verify.records import Vote
 from research.stages.counter import gather
 from research.stages.mine import mine_subquestion
 from research.stages.verify import verify
-from review.services import reverify_claim_text
+from review.services.reverify import reverify_claim_text
 from tests.factories import make_passage, make_plan, make_run, make_snapshot
 
 pytestmark = pytest.mark.django_db

@@ -110,10 +110,10 @@ def test_a_back_dated_decision_is_refused_under_either_role(app, author, reviewe
 
 @pytest.mark.django_db
 def test_the_orm_gets_the_time_the_database_gave(author, reviewer):
-    from review import services
+    from review.services.decisions import do_approve_claim
 
     claim = make_claim(make_run(make_plan(author, members=(reviewer,))), "Aspirin helps.")
-    decision = services.do_approve_claim(reviewer, claim, claim.version, note="read it")
+    decision = do_approve_claim(reviewer, claim, claim.version, note="read it")
     with connection.cursor() as cursor:
         cursor.execute("SELECT created_at FROM review_reviewdecision WHERE id = %s", [decision.pk])
         (stored,) = cursor.fetchone()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ledger.models import Verdict
-from review import services
+from review.services.decisions import do_approve_claim, do_reject_claim
 from tests.factories import make_claim, make_passage, make_plan, make_run, make_snapshot
 
 APPROVED = [
@@ -62,9 +62,7 @@ def scene(run, sub, reviewer):
     failed = claim_from_source(run, FAILED, title="Coffee news", sub=sub, status=Verdict.FAIL)
     unreviewed = claim_from_source(run, UNREVIEWED, title="Tea study", sub=sub)
     for claim in approved:
-        services.do_approve_claim(
-            reviewer, claim, claim.version, note="read the source: it states this"
-        )
-    services.do_reject_claim(reviewer, rejected, rejected.version, "unsupported")
-    services.do_reject_claim(reviewer, failed, failed.version, "contradicted", "two trials")
+        do_approve_claim(reviewer, claim, claim.version, note="read the source: it states this")
+    do_reject_claim(reviewer, rejected, rejected.version, "unsupported")
+    do_reject_claim(reviewer, failed, failed.version, "contradicted", "two trials")
     return {"approved": approved, "rejected": rejected, "failed": failed, "unreviewed": unreviewed}

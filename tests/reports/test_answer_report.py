@@ -22,9 +22,15 @@ from research import runner, services
 from research.pipeline.records import parse_plan
 from research.providers.llm import LLMClient
 from review import reports
-from review import services as review
 from review.exports.answer import untraceable_numbers
 from review.exports.records import ReportDocument
+from review.services.decisions import (
+    approval_refusal,
+    do_approve_claim,
+    do_reject_claim,
+    is_override,
+)
+from review.services.gate import gate_policy
 from tests.reports.library import ingest_long_library, vitamin_d_plan
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
@@ -59,17 +65,17 @@ def review_some(run, reviewer) -> tuple[list[Claim], list[Claim], list[Claim]]:
     """Approve what may be approved except one, which is rejected; the last third of the
     claims stays unreviewed."""
     claims = list(Claim.objects.filter(run=run).order_by("pk"))
-    policy = review.gate_policy(run.plan_version.plan)
+    policy = gate_policy(run.plan_version.plan)
     approved: list[Claim] = []
     rejected: list[Claim] = []
     unreviewed = claims[len(claims) * 2 // 3 :]
     for claim in claims[: len(claims) * 2 // 3]:
-        if review.approval_refusal(claim, reviewer, policy) or not rejected:
-            review.do_reject_claim(reviewer, claim, claim.version, "unsupported", "e2e test")
+        if approval_refusal(claim, reviewer, policy) or not rejected:
+            do_reject_claim(reviewer, claim, claim.version, "unsupported", "e2e test")
             rejected.append(claim)
         else:
-            note = "e2e test: the reviewer read the source" if review.is_override(claim) else ""
-            review.do_approve_claim(reviewer, claim, claim.version, note)
+            note = "e2e test: the reviewer read the source" if is_override(claim) else ""
+            do_approve_claim(reviewer, claim, claim.version, note)
             approved.append(claim)
     return approved, rejected, unreviewed
 
@@ -92,7 +98,7 @@ def test_it_answers_from_approved_capsules_only_with_every_number_traced(author,
     with pytest.raises(reports.ReportRefused, match="gate is closed"):
         reports.do_build_report(run, author)
     for claim in unreviewed:
-        review.do_reject_claim(reviewer, claim, claim.version, "out-of-scope", "e2e: not read")
+        do_reject_claim(reviewer, claim, claim.version, "out-of-scope", "e2e: not read")
     report = reports.do_build_report(run, author)
     doc = reports.report_document(report)
     reported = {c.label for c in doc.claims}

@@ -5,7 +5,8 @@ import hashlib
 import pytest
 
 from ledger.models import Verdict
-from review import reports, services
+from review import reports
+from review.services.decisions import do_approve_claim, do_reject_claim
 from tests.reports.conftest import APPROVED, WITHHELD, claim_from_source
 
 
@@ -78,8 +79,8 @@ def test_it_fills_the_evidence_table_and_audit_log(scene, run, author):
 def test_it_redacts_an_excluded_claims_text_from_reasons(run, sub, reviewer, author):
     approved = claim_from_source(run, APPROVED[0], title="Aspirin trial", sub=sub)
     rejected = claim_from_source(run, "Garlic prevents flu.", title="Garlic", sub=sub)
-    services.do_approve_claim(reviewer, approved, approved.version)
-    services.do_reject_claim(
+    do_approve_claim(reviewer, approved, approved.version)
+    do_reject_claim(
         reviewer, rejected, rejected.version, "other", "It says Garlic prevents flu. No trial."
     )
     report = reports.do_build_report(run, author)

@@ -12,10 +12,17 @@ from research import runner, services
 from research.models import Run, RunState
 from research.pipeline.records import parse_plan
 from review import reports
-from review import services as review
 from review.diff import CarryOver, NeedsReview
 from review.models import Action, ReviewDecision
 from review.rundiffs import stored_record
+from review.services.decisions import (
+    approval_refusal,
+    do_approve_claim,
+    do_narrow_claim,
+    do_reject_claim,
+    is_override,
+)
+from review.services.gate import gate_policy, gate_status
 from tests.factories import add_member
 from tests.reports.library import ABSTRACTS, ingest_long_library, vitamin_d_plan
 from tests.research.fixtures import fixture_document
@@ -29,12 +36,10 @@ def review_with_a_narrowing(run: Run, reviewer) -> None:
     clause to drop — the first one that may not be approved as it is, else (every claim
     PASSes) the first approvable one — then approve it if its re-verification allows,
     else reject it; reject the rest."""
-    policy = review.gate_policy(run.plan_version.plan)
+    policy = gate_policy(run.plan_version.plan)
 
     def approvable(claim: Claim) -> bool:
-        return not review.approval_refusal(claim, reviewer, policy) and not review.is_override(
-            claim
-        )
+        return not approval_refusal(claim, reviewer, policy) and not is_override(claim)
 
     def head(claim: Claim) -> str:
         return claim.text.split(",")[0].rstrip(".") + "."
@@ -48,15 +53,15 @@ def review_with_a_narrowing(run: Run, reviewer) -> None:
     assert target is not None, "the library should give a claim worth narrowing"
     for claim in claims:
         if claim.pk == target.pk:
-            review.do_narrow_claim(reviewer, claim, claim.version, head(claim), reason="narrower")
+            do_narrow_claim(reviewer, claim, claim.version, head(claim), reason="narrower")
             claim.refresh_from_db()
             if approvable(claim):
-                review.do_approve_claim(reviewer, claim, claim.version)
+                do_approve_claim(reviewer, claim, claim.version)
                 continue
         elif approvable(claim):
-            review.do_approve_claim(reviewer, claim, claim.version)
+            do_approve_claim(reviewer, claim, claim.version)
             continue
-        review.do_reject_claim(reviewer, claim, claim.version, "unsupported", "e2e")
+        do_reject_claim(reviewer, claim, claim.version, "unsupported", "e2e")
 
 
 def start_run(author, plan) -> Run:
@@ -88,7 +93,7 @@ def test_it_needs_no_decision_when_plan_and_library_are_unchanged(first, author,
     assert row.against_id == first.pk
     assert (row.carried_over, row.needs_review) == (decided.count(), 0), record.needs_review
     assert states(second) == states(first)  # narrowed texts and verdicts included
-    gate = review.gate_status(second)
+    gate = gate_status(second)
     assert gate.open and gate.blocking == []
     carried = ReviewDecision.objects.filter(claim__run=second).select_related("carried_from")
     assert carried.count() == ReviewDecision.objects.filter(claim__run=first).count()

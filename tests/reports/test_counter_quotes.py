@@ -9,8 +9,9 @@ import re
 import pytest
 
 from ledger.models import EvidenceLink, Pool, Relation, Verdict, VerifierVote
-from review import reports, services
+from review import reports
 from review.exports.withheld import REDACTED
+from review.services.decisions import do_approve_claim, do_reject_claim
 from tests.reports.conftest import APPROVED, claim_from_source
 
 # The contradicting sentence of a source, and a claim mined from it word for word.
@@ -45,9 +46,9 @@ def scene(run, sub, reviewer, *, state):
     status = Verdict.FAIL if state == "rejected" else Verdict.PASS
     mined = claim_from_source(run, CONTRARY, title="Second trial", sub=sub, status=status)
     contradict(approved, mined)
-    services.do_approve_claim(reviewer, approved, approved.version, f"Not: {CONTRARY}")
+    do_approve_claim(reviewer, approved, approved.version, f"Not: {CONTRARY}")
     if state == "rejected":
-        services.do_reject_claim(reviewer, mined, mined.version, "other", "out of scope")
+        do_reject_claim(reviewer, mined, mined.version, "other", "out of scope")
     return approved, mined
 
 
@@ -80,8 +81,8 @@ def test_it_redacts_a_contradicting_quote_that_is_not_its_snapshot_s_text(
     mined = claim_from_source(run, CONTRARY, title="Second trial", sub=sub, status=Verdict.FAIL)
     forged = f"{CONTRARY} It also doubled strokes."
     contradict(approved, mined, quote=forged)  # stored quote differs from the snapshot span
-    services.do_approve_claim(reviewer, approved, approved.version)
-    services.do_reject_claim(reviewer, mined, mined.version, "other", "out of scope")
+    do_approve_claim(reviewer, approved, approved.version)
+    do_reject_claim(reviewer, mined, mined.version, "other", "out of scope")
     document = reports.report_document(reports.do_build_report(run, author))
 
     [row] = document.counter.contradictions

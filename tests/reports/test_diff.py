@@ -7,8 +7,9 @@ import pytest
 from django.utils import timezone
 
 from ledger.models import Snapshot, Verdict
-from review import reports, services
+from review import reports
 from review.diff import diff_runs, previous_run
+from review.services.decisions import do_approve_claim
 from tests.factories import make_claim, make_passage, make_run, make_snapshot
 
 A = "Aspirin reduces the risk of a second heart attack in adults."
@@ -41,7 +42,7 @@ def two_runs(plan, run, sub, reviewer):
         make_claim(run, B, quote=B, passage=make_passage(s2), subquestion=sub),
     ]
     for claim in old:
-        services.do_approve_claim(reviewer, claim, claim.version)
+        do_approve_claim(reviewer, claim, claim.version)
     s2b = recapture(s2, f"Cohort study, corrected. {B} Funded by Y.")
     rerun = make_run(plan, previous_run=run)
     sub2 = rerun.plan_version.subquestions.first()
@@ -108,7 +109,7 @@ def test_it_reports_added_removed_changed_and_flipped_claims(plan, run, sub):
 def test_it_puts_the_diff_in_appendix_e_without_unapproved_text(two_runs, reviewer, author):
     rerun = two_runs["rerun"]
     new_a = two_runs["new"][0]
-    services.do_approve_claim(reviewer, new_a, new_a.version)
+    do_approve_claim(reviewer, new_a, new_a.version)
     report = reports.do_build_report(rerun, author)
     appendix = report.outline["appendix_e"]
     assert appendix["summary"]["sources_changed"] == 1

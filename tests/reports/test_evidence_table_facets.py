@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from ledger.models import SourceProfile
-from review import reports, services
+from review import reports
+from review.services.decisions import do_approve_claim, do_narrow_claim
 from tests.reports.conftest import claim_from_source
 
 pytestmark = pytest.mark.django_db
@@ -29,9 +30,9 @@ def test_a_narrowed_negation_shows_dashes_not_no_effect(run, sub, reviewer, auth
     # A guide is no study of people: "children" (child processes) is not who it studied.
     source = claim.evidence.get().snapshot.source
     SourceProfile.objects.create(source=source, design="", humans=None, population="children")
-    services.do_narrow_claim(reviewer, claim, claim.version, NARROWED, reason="narrower")
+    do_narrow_claim(reviewer, claim, claim.version, NARROWED, reason="narrower")
     claim.refresh_from_db()
-    services.do_approve_claim(reviewer, claim, claim.version, "the guide states it plainly")
+    do_approve_claim(reviewer, claim, claim.version, "the guide states it plainly")
     report = reports.do_build_report(run, author)
     row = row_of(reports.report_document(report), "CPython docs")
 
@@ -47,7 +48,7 @@ def test_a_study_of_people_shows_its_population_and_an_effect_reported_absent(
     claim = claim_from_source(run, TRIAL, title="Fever trial", sub=sub)
     source = claim.evidence.get().snapshot.source
     SourceProfile.objects.create(source=source, design="rct", humans=True, population="adults")
-    services.do_approve_claim(reviewer, claim, claim.version)
+    do_approve_claim(reviewer, claim, claim.version)
     row = row_of(reports.report_document(reports.do_build_report(run, author)), "Fever trial")
 
     assert (row.population, row.intervention, row.outcome) == ("adults", "aspirin", "fever")
@@ -61,9 +62,9 @@ def test_a_reviewers_reporting_frame_is_not_the_intervention(run, sub, reviewer,
     sets it aside; the reviewer's wording still stands in the claim register."""
     claim = claim_from_source(run, "Aspirin reduced fever in adults.", title="Fever trial", sub=sub)
     framed = "The trial report states that aspirin reduced fever in adults."
-    services.do_narrow_claim(reviewer, claim, claim.version, framed, reason="attribution")
+    do_narrow_claim(reviewer, claim, claim.version, framed, reason="attribution")
     claim.refresh_from_db()
-    services.do_approve_claim(reviewer, claim, claim.version, "the trial states it plainly")
+    do_approve_claim(reviewer, claim, claim.version, "the trial states it plainly")
     report = reports.do_build_report(run, author)
     row = row_of(reports.report_document(report), "Fever trial")
 

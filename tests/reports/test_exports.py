@@ -52,12 +52,12 @@ def test_it_prints_a_real_pdf_with_the_report_headings(report, author):
 
 @pytest.mark.django_db
 def test_it_escapes_hostile_evidence_in_html(run, sub, reviewer, author):
-    from review import services
+    from review.services.decisions import do_approve_claim
     from tests.reports.conftest import claim_from_source
 
     hostile = "The <script>alert(1)</script> dose lowers pain in adults."
     claim = claim_from_source(run, hostile, title="Hostile page", sub=sub)
-    services.do_approve_claim(reviewer, claim, claim.version)
+    do_approve_claim(reviewer, claim, claim.version)
     report = reports.do_build_report(run, author)
     html = reports.do_export_report(report, "html", author).data.decode()
     assert "<script>" not in html
@@ -88,10 +88,10 @@ def test_it_refuses_export_when_a_claim_was_rejected_after_the_report(
     report, scene, reviewer, author
 ):
     from ledger.models import Claim
-    from review import services
+    from review.services.decisions import do_reject_claim
 
     claim = Claim.objects.get(pk=scene["approved"][0].pk)
-    services.do_reject_claim(reviewer, claim, claim.version, "outdated")
+    do_reject_claim(reviewer, claim, claim.version, "outdated")
     with pytest.raises(reports.ExportRefused) as refused:
         reports.do_export_report(report, "html", author)
     assert any("C1" in p and "no longer approved" in p for p in refused.value.problems)

@@ -12,9 +12,9 @@ from django.urls import reverse
 from ledger.models import Verdict
 from research.models import RunState, StageCheckpoint, StageStatus
 from review import reports
-from review import services as review_services
 from review.diff import RunDiffRecord
 from review.models import RunDiff
+from review.services.decisions import do_approve_claim
 from tests.factories import make_run
 from tests.reports.conftest import APPROVED, claim_from_source
 
@@ -108,9 +108,7 @@ def test_it_says_before_building_what_the_report_prints_and_leaves_out(
     uncertain = claim_from_source(
         run, UNCERTAIN, title="Vitamin K trial", sub=sub, status=Verdict.UNCERTAIN
     )
-    review_services.do_approve_claim(
-        reviewer, uncertain, uncertain.version, note="plausible, one trial reports it"
-    )
+    do_approve_claim(reviewer, uncertain, uncertain.version, note="plausible, one trial reports it")
     client.force_login(reviewer)
     html = client.get(reverse("review-list-reports", args=[run.code])).content.decode()
     preview = html[html.index('id="report-preview"') :]
@@ -132,9 +130,7 @@ def test_it_prints_an_approved_uncertain_claim_marked_instead_of_dropping_it(
     )
     # The verifiers judged the anchor insufficient: no supporting quote at all.
     uncertain.evidence.update(relation="insufficient")
-    review_services.do_approve_claim(
-        reviewer, uncertain, uncertain.version, note="plausible, one trial reports it"
-    )
+    do_approve_claim(reviewer, uncertain, uncertain.version, note="plausible, one trial reports it")
 
     report = reports.do_build_report(run, author)
 

@@ -18,8 +18,14 @@ from ledger.services.sparse_index import sync_sparse_index
 from research import runner, services
 from research.models import Run, RunState
 from review import reports
-from review import services as review
 from review.diff import diff_runs
+from review.services.decisions import (
+    approval_refusal,
+    do_approve_claim,
+    do_reject_claim,
+    is_override,
+)
+from review.services.gate import gate_policy, gate_status
 from tests.factories import add_member
 from tests.reports.bundles import bundle_problems
 from tests.research.fixtures import DOCUMENTS, fixture_document, ingest_fixture_library
@@ -33,12 +39,12 @@ def _review_everything(run: Run, reviewer) -> tuple[list[Claim], list[Claim]]:
     """Approve what may be approved, reject the rest with a reason."""
     approved, rejected = [], []
     for claim in Claim.objects.filter(run=run).order_by("pk"):
-        if review.approval_refusal(claim, reviewer, review.gate_policy(run.plan_version.plan)):
-            review.do_reject_claim(reviewer, claim, claim.version, "unsupported", "e2e test")
+        if approval_refusal(claim, reviewer, gate_policy(run.plan_version.plan)):
+            do_reject_claim(reviewer, claim, claim.version, "unsupported", "e2e test")
             rejected.append(claim)
         else:
-            note = "e2e test: the reviewer read the source" if review.is_override(claim) else ""
-            review.do_approve_claim(reviewer, claim, claim.version, note)
+            note = "e2e test: the reviewer read the source" if is_override(claim) else ""
+            do_approve_claim(reviewer, claim, claim.version, note)
             approved.append(claim)
     return approved, rejected
 
@@ -86,7 +92,7 @@ def test_it_goes_from_a_real_run_to_verified_exports_and_diffs_a_rerun(author, r
 
     approved, rejected = _review_everything(first, reviewer)
     assert approved, "the fixture library should yield at least one approvable claim"
-    assert review.gate_status(first).open
+    assert gate_status(first).open
 
     report = reports.do_build_report(first, author)
     dropped = Candidate.objects.filter(run=first, state=CandidateState.DROPPED).count()

@@ -19,7 +19,13 @@ from research import runner, services
 from research.models import Run, RunState
 from research.pipeline.records import parse_plan
 from review import reports
-from review import services as review
+from review.services.decisions import (
+    approval_refusal,
+    do_approve_claim,
+    do_reject_claim,
+    is_override,
+)
+from review.services.gate import gate_policy
 from tests.factories import add_member
 from tests.reports.bundles import bundle_problems, remanifest, write_zip, zip_text
 from tests.reports.library import ingest_long_library, vitamin_d_plan
@@ -31,14 +37,14 @@ pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 def review_everything(run: Run, reviewer) -> tuple[list[Claim], list[Claim]]:
     """Approve what may be approved, reject the rest with a reason."""
     approved, rejected = [], []
-    policy = review.gate_policy(run.plan_version.plan)
+    policy = gate_policy(run.plan_version.plan)
     for claim in Claim.objects.filter(run=run).order_by("pk"):
-        if review.approval_refusal(claim, reviewer, policy):
-            review.do_reject_claim(reviewer, claim, claim.version, "unsupported", "e2e test")
+        if approval_refusal(claim, reviewer, policy):
+            do_reject_claim(reviewer, claim, claim.version, "unsupported", "e2e test")
             rejected.append(claim)
         else:
-            note = "e2e test: the reviewer read the source" if review.is_override(claim) else ""
-            review.do_approve_claim(reviewer, claim, claim.version, note)
+            note = "e2e test: the reviewer read the source" if is_override(claim) else ""
+            do_approve_claim(reviewer, claim, claim.version, note)
             approved.append(claim)
     return approved, rejected
 

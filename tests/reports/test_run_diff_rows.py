@@ -7,9 +7,12 @@ from django.urls import reverse
 
 from ledger.models import Pool, Relation, ReviewState, Verdict
 from research.stages.rundiff import diff_and_carry_over
-from review import services
+from review import rundiffs
 from review.diff import RunDiffRecord
 from review.models import ReviewDecision, RunDiff
+from review.records import Reverification
+from review.services import decisions
+from review.services.decisions import do_approve_claim, do_narrow_claim, do_reject_claim
 from tests.factories import make_claim, make_passage, make_run, make_snapshot
 from tests.reports.test_diff import A, B, recapture
 
@@ -32,9 +35,9 @@ def reviewed(plan, run, sub, reviewer):
             relation=Relation.CONTRADICTS,
         ),
     }  # fmt: skip
-    services.do_approve_claim(reviewer, claims["a"], claims["a"].version)
-    services.do_approve_claim(reviewer, claims["b"], claims["b"].version)
-    services.do_reject_claim(reviewer, claims["c"], claims["c"].version, "contradicted")
+    do_approve_claim(reviewer, claims["a"], claims["a"].version)
+    do_approve_claim(reviewer, claims["b"], claims["b"].version)
+    do_reject_claim(reviewer, claims["c"], claims["c"].version, "contradicted")
     return {"passages": passages, "claims": claims, "s2": s2}
 
 
@@ -138,6 +141,13 @@ def test_it_asks_again_when_a_rejected_claim_gains_support(plan, run, reviewed):
     ]
 
 
+def reverify_as(monkeypatch, data):
+    """Re-verification (narrowing and carry-over) finds ``data``, a stored record's JSON."""
+    found = Reverification.from_json(data)
+    for module in (decisions, rundiffs):
+        monkeypatch.setattr(module, "reverify", lambda claim, narrowed: found)
+
+
 def test_it_re_verifies_a_carried_narrowing_and_refuses_when_it_differs(
     plan, run, sub, reviewer, monkeypatch
 ):
@@ -145,20 +155,20 @@ def test_it_re_verifies_a_carried_narrowing_and_refuses_when_it_differs(
     passage = make_passage(make_snapshot(f"Report. {text} End."))
     old = make_claim(run, text, quote=text, passage=passage, subquestion=sub, status="uncertain")
     passing = {"available": True, "status": "pass", "rationale": "quoted", "confidence": 0.9}
-    monkeypatch.setattr(services, "reverify", lambda claim, narrowed: passing)
-    services.do_narrow_claim(reviewer, old, old.version, A)
+    reverify_as(monkeypatch, passing)
+    do_narrow_claim(reviewer, old, old.version, A)
     old.refresh_from_db()
-    services.do_approve_claim(reviewer, old, old.version)
+    do_approve_claim(reviewer, old, old.version)
     rerun = make_run(plan, previous_run=run, state="verifying")
     sub2 = rerun.plan_version.subquestions.first()
     new = make_claim(rerun, text, quote=text, passage=passage, subquestion=sub2, status="uncertain")
     failing = {"available": True, "status": "fail", "rationale": "", "confidence": 0.1}
-    monkeypatch.setattr(services, "reverify", lambda claim, narrowed: failing)
+    reverify_as(monkeypatch, failing)
     record = carry(rerun)
     assert [r.reasons for r in record.needs_review] == [
         ["the narrowed text re-verifies as FAIL on this run's evidence (it was PASS)"]
     ]
-    monkeypatch.setattr(services, "reverify", lambda claim, narrowed: passing)
+    reverify_as(monkeypatch, passing)
     record = carry(rerun)
     assert record.needs_review == [] and [c.actions for c in record.carried_over] == [
         ["narrow", "approve"]

@@ -8,9 +8,10 @@ import zipfile
 
 import pytest
 
-from review import reports, services
+from review import reports
 from review.exports.document import METHOD, leak_matcher, withheld_texts
 from review.exports.markdown import md_escape
+from review.services.decisions import do_approve_claim
 from tests.factories import make_candidate, make_passage, make_plan, make_run, make_snapshot
 from tests.reports.bundles import bundle_problems
 from tests.reports.conftest import APPROVED, REJECTED, claim_from_source
@@ -140,7 +141,7 @@ def test_it_finds_a_set_aside_wording_in_a_body_but_not_in_the_plan_it_came_from
     run = make_run(plan)
     sub = run.plan_version.subquestions.first()
     claim = claim_from_source(run, APPROVED[0], title="Aspirin trial", sub=sub)
-    services.do_approve_claim(reviewer, claim, claim.version)
+    do_approve_claim(reviewer, claim, claim.version)
     make_candidate(run, QUESTION, subquestion=sub)
     make_candidate(run, AIM, reason="describes the study's aim or method, not a finding")
     report = reports.do_build_report(run, author)

@@ -12,8 +12,10 @@ from research.pipeline.records import parse_plan
 from research.services.checkpoints import do_open_checkpoint
 from research.stages import synthesize
 from research.stages.base import StageContext
-from review import reports, services
+from review import reports
 from review.models import Report
+from review.services.decisions import do_approve_claim
+from review.services.gate import gate_status
 from tests.factories import make_run
 from tests.reports.conftest import APPROVED, claim_from_source
 
@@ -91,7 +93,7 @@ def test_it_keeps_the_reviewed_run_when_the_build_crashes(scene, run, reviewer, 
     cp = run.checkpoints.get(stage=RunState.SYNTHESIZING)
     assert cp.notes["report"] == "not built: RuntimeError: Chromium vanished"
     assert not Report.objects.exists()
-    assert services.gate_status(run).open  # decisions intact: build again when fixed
+    assert gate_status(run).open  # decisions intact: build again when fixed
 
 
 def test_it_proves_the_very_bytes_later_downloads_get(scene, plan, run, sub, reviewer, author):
@@ -99,7 +101,7 @@ def test_it_proves_the_very_bytes_later_downloads_get(scene, plan, run, sub, rev
     document's trip through Postgres as when the stage checked it."""
     rerun = make_run(plan, previous_run=run)
     claim = claim_from_source(rerun, APPROVED[0], title="Aspirin trial again", sub=sub)
-    services.do_approve_claim(reviewer, claim, claim.version)
+    do_approve_claim(reviewer, claim, claim.version)
     requested(rerun, reviewer)
     assert runner.step(rerun.code).state == RunState.DONE
     report = rerun.reports.get()

@@ -8,7 +8,8 @@ import pytest
 
 from research import runner
 from research.models import RunState
-from review import reports, services
+from review import reports
+from review.services.decisions import do_approve_claim
 from tests.factories import make_claim, make_library, make_passage, make_snapshot
 from tests.reports.conftest import APPROVED
 
@@ -55,7 +56,7 @@ def named_run(run, library, reviewer):
         ),
     ]
     for claim in claims:
-        services.do_approve_claim(reviewer, claim, claim.version)
+        do_approve_claim(reviewer, claim, claim.version)
     return run
 
 

@@ -10,8 +10,9 @@ import pytest
 from pypdf import PdfReader
 
 from ledger.models import Verdict
-from review import reports, services
+from review import reports
 from review.exports.withheld import REDACTED, WithheldMatcher
+from review.services.decisions import do_approve_claim, do_reject_claim
 from tests.reports.conftest import APPROVED, claim_from_source
 
 REJECTED = "Vitamin D supplementation reduced hip fractures by 43 percent in older women."
@@ -50,7 +51,7 @@ def test_it_never_exports_a_variant_of_a_rejected_claims_wording(
     run, sub, reviewer, author, variant, prefixed
 ):
     approved = claim_from_source(run, APPROVED[0], title="Aspirin trial", sub=sub)
-    services.do_approve_claim(reviewer, approved, approved.version)
+    do_approve_claim(reviewer, approved, approved.version)
     text = f"RESULTS {REJECTED}" if prefixed else REJECTED
     quoted = VARIANTS[variant]
     rejected = claim_from_source(
@@ -61,7 +62,7 @@ def test_it_never_exports_a_variant_of_a_rejected_claims_wording(
         status=Verdict.FAIL,
         rationale=f'The refute pool contradicts "{quoted}" (two trials).',
     )
-    services.do_reject_claim(reviewer, rejected, rejected.version, "other", f"{quoted} — no.")
+    do_reject_claim(reviewer, rejected, rejected.version, "other", f"{quoted} — no.")
     assert_no_variant_exported(run, author, quoted)
 
 
@@ -80,7 +81,7 @@ def test_it_never_exports_a_variant_of_an_unreviewed_claims_wording(
     )  # left unreviewed: the gate is open, the claim is not reported
     # The approving reviewer's note (Appendix C) quotes the unreviewed claim.
     approved = claim_from_source(run, APPROVED[0], title="Aspirin trial", sub=sub)
-    services.do_approve_claim(reviewer, approved, approved.version, f"Unlike: {quoted}")
+    do_approve_claim(reviewer, approved, approved.version, f"Unlike: {quoted}")
     assert_no_variant_exported(run, author, quoted)
 
 

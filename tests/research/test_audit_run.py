@@ -205,16 +205,16 @@ def test_a_report_of_an_audit_carries_the_audited_report_in_its_signed_bundle(
     author, reviewer, base, tmp_path
 ):
     from review import reports
-    from review import services as review
+    from review.services.decisions import do_approve_claim, do_reject_claim
     from tests.reports.bundles import bundle_problems, rewrite_zip, zip_text
 
     plan, run = audited(author, base)
     plan.memberships.create(user=reviewer, role="reviewer")
     for claim in Claim.objects.filter(run=run).order_by("pk"):
         if claim.status == "pass":
-            review.do_approve_claim(reviewer, claim, claim.version)
+            do_approve_claim(reviewer, claim, claim.version)
         else:
-            review.do_reject_claim(reviewer, claim, claim.version, "unsupported")
+            do_reject_claim(reviewer, claim, claim.version, "unsupported")
     report = reports.do_build_report(run, author)
     assert report.audited["run"] == str(run.code)
 

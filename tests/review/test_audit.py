@@ -5,13 +5,13 @@ from django.db import connection, transaction
 from django.db.utils import IntegrityError
 from django.urls import reverse
 
-from review import services
 from review.models import AppendOnlyError, ReviewDecision
+from review.services.decisions import do_approve_claim, do_reject_claim
 
 
 @pytest.fixture
 def decision(reviewer, flagged):
-    return services.do_reject_claim(reviewer, flagged[2], 1, "overstated", "too strong")
+    return do_reject_claim(reviewer, flagged[2], 1, "overstated", "too strong")
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ def admin_client(client, django_user_model):
 
 @pytest.mark.django_db
 def test_it_lists_every_decision_with_actor_and_time(client, reviewer, run, flagged, decision):
-    services.do_approve_claim(reviewer, flagged[0], 1, note="read the source: it states this")
+    do_approve_claim(reviewer, flagged[0], 1, note="read the source: it states this")
     client.force_login(reviewer)
     html = client.get(reverse("review-show-audit", args=[run.code])).content.decode()
     assert html.count('class="decision decision-') == 2

@@ -7,19 +7,20 @@ import pytest
 from django.urls import reverse
 
 from ledger.models import ReviewState
-from review import services
+from review.services.decisions import do_bulk_approve
+from review.services.gate import bulk_eligible, gate_status, ledger_claims
 from tests.factories import make_claim, make_passage, make_snapshot
 from tests.review.votes import add_support_votes, add_vote
 
 
 def _offered(run):
-    return set(services.bulk_eligible(services.ledger_claims(run)).values_list("text", flat=True))
+    return set(bulk_eligible(ledger_claims(run)).values_list("text", flat=True))
 
 
 @pytest.mark.django_db
 def test_it_offers_a_pass_claim_two_families_support_strongly(run, clean):
     assert _offered(run) == {c.text for c in clean}
-    assert services.gate_status(run).bulk_eligible == 2
+    assert gate_status(run).bulk_eligible == 2
 
 
 @pytest.mark.django_db
@@ -45,7 +46,7 @@ def test_it_never_offers_a_claim_with_a_possible_contradiction(run, reviewer):
     add_support_votes(shadow)
     add_vote(shadow, "nli", "contradicts", 0.9, shadow=True)  # never counted
     assert _offered(run) == {"Drug A was approved in 2001."}
-    assert services.do_bulk_approve(reviewer, run) == 1
+    assert do_bulk_approve(reviewer, run) == 1
     on_link.refresh_from_db()
     assert on_link.review_state == ReviewState.UNREVIEWED
 

@@ -5,8 +5,8 @@ from django.test import Client
 from django.urls import reverse
 
 from ledger.models import ReviewState
-from review import services
 from review.models import ReviewDecision
+from review.services.decisions import DecisionConflict, do_approve_claim, do_reject_claim
 from tests.factories import add_member
 
 
@@ -92,18 +92,16 @@ def test_it_tells_the_second_reviewer_about_a_conflict(client, reviewer, flagged
 @pytest.mark.django_db
 def test_it_raises_a_conflict_in_the_service_for_a_stale_version(reviewer, flagged):
     claim = flagged[1]
-    services.do_approve_claim(reviewer, claim, 1, note="read the source: it states this")
-    with pytest.raises(services.DecisionConflict):
-        services.do_reject_claim(reviewer, claim, 1, "unsupported")
+    do_approve_claim(reviewer, claim, 1, note="read the source: it states this")
+    with pytest.raises(DecisionConflict):
+        do_reject_claim(reviewer, claim, 1, "unsupported")
     assert claim.decisions.count() == 1
 
 
 @pytest.mark.django_db
 def test_it_redirects_to_the_ledger_when_the_gate_opens(client, reviewer, run, flagged):
     for claim in flagged[:2]:
-        services.do_approve_claim(
-            reviewer, claim, claim.version, note="read the source: it states this"
-        )
+        do_approve_claim(reviewer, claim, claim.version, note="read the source: it states this")
     client.force_login(reviewer)
     url = reverse("review-reject-claim", args=[flagged[2].code])
     response = client.post(url, {"version": 1, "reason_code": "unsupported"}, follow=True)
@@ -140,13 +138,11 @@ def test_it_lets_exactly_one_of_two_simultaneous_decisions_win(reviewer, flagged
         barrier.wait()
         try:
             if action == "approve":
-                services.do_approve_claim(
-                    reviewer, claim, 1, note="read the source: it states this"
-                )
+                do_approve_claim(reviewer, claim, 1, note="read the source: it states this")
             else:
-                services.do_reject_claim(reviewer, claim, 1, "unsupported")
+                do_reject_claim(reviewer, claim, 1, "unsupported")
             outcomes.append("saved")
-        except services.DecisionConflict:
+        except DecisionConflict:
             outcomes.append("conflict")
         finally:
             connection.close()

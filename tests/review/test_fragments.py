@@ -15,7 +15,9 @@ from django.urls import reverse
 
 from ledger.models import Claim, EvidenceLink, ReviewState, Snapshot, Source, VerifierVote
 from research.models import Run, Subquestion
-from review import fragments, services
+from review import fragments
+from review.services.decisions import do_approve_claim, do_reject_claim
+from review.services.gate import gate_status
 from tests.factories import make_claim
 
 
@@ -69,7 +71,7 @@ def test_it_never_shows_a_stale_verdict_review_state_or_flag_on_the_ledger(
     claim = clean[0]
     html = _ledger(client, run)
     assert "status-pass" in html
-    blocking = services.gate_status(run).required
+    blocking = gate_status(run).required
 
     Claim.objects.filter(pk=claim.pk).update(status="uncertain")
     html = _ledger(client, run)
@@ -98,7 +100,7 @@ def test_it_follows_decisions_subquestions_and_the_run_state(client, reviewer, r
     client.force_login(reviewer)
     before = _ledger(client, run)
     assert "gate-closed" in before
-    services.do_approve_claim(reviewer, flagged[0], 1, note="read the source: it states this")
+    do_approve_claim(reviewer, flagged[0], 1, note="read the source: it states this")
     after = _ledger(client, run)
     assert "1 of 3 claims to review decided" in after
     row = after.split(flagged[0].text)[1].split("</tr>")[0]
@@ -151,7 +153,7 @@ def test_it_shows_a_decision_on_the_capsule_at_once(client, reviewer, run, flagg
     client.force_login(reviewer)
     claim = flagged[1]
     assert "No decision yet." in _capsule(client, claim)
-    services.do_reject_claim(reviewer, claim, 1, "unsupported", "The quote says otherwise.")
+    do_reject_claim(reviewer, claim, 1, "unsupported", "The quote says otherwise.")
     html = _capsule(client, claim)
     assert 'id="review-state">Rejected' in html
     assert "The quote says otherwise." in html and "No decision yet." not in html

@@ -4,29 +4,36 @@ import pytest
 
 from ledger.models import Claim, ReviewState, Snapshot
 from research.models import RunState
-from review import services
 from review.models import GatePolicy
+from review.services.capsules import approved_capsules
+from review.services.decisions import (
+    DecisionRefused,
+    do_approve_claim,
+    do_bulk_approve,
+    do_reject_claim,
+)
+from review.services.gate import gate_status
 
 
 @pytest.mark.django_db
 def test_it_blocks_until_every_flagged_claim_has_a_decision(run, flagged, clean, reviewer):
-    status = services.gate_status(run)
+    status = gate_status(run)
     assert not status.open
     assert status.total == 5
     assert status.flagged == 3
     assert set(status.blocking) == {c.code for c in flagged}
     assert status.bulk_eligible == 2
 
-    services.do_approve_claim(
+    do_approve_claim(
         reviewer, flagged[0], flagged[0].version, note="read the source: it states this"
     )
-    services.do_approve_claim(
+    do_approve_claim(
         reviewer, flagged[1], flagged[1].version, note="read the source: it states this"
     )
-    assert not services.gate_status(run).open
-    services.do_reject_claim(reviewer, flagged[2], flagged[2].version, "overstated")
+    assert not gate_status(run).open
+    do_reject_claim(reviewer, flagged[2], flagged[2].version, "overstated")
 
-    status = services.gate_status(run)
+    status = gate_status(run)
     assert status.open
     assert status.blocking == []
     assert status.percent == 100
@@ -37,7 +44,7 @@ def test_it_blocks_until_every_flagged_claim_has_a_decision(run, flagged, clean,
 def test_it_stays_closed_while_the_run_is_still_verifying(run, clean):
     run.state = RunState.VERIFYING
     run.save(update_fields=["state"])
-    status = services.gate_status(run)
+    status = gate_status(run)
     assert not status.open
     assert not status.run_ready
     assert "verification" in status.reason
@@ -46,8 +53,8 @@ def test_it_stays_closed_while_the_run_is_still_verifying(run, clean):
 @pytest.mark.django_db
 def test_it_refuses_to_approve_a_failed_claim_without_a_written_reason(flagged, reviewer):
     failed = flagged[2]
-    with pytest.raises(services.DecisionRefused, match="overrides the verifiers: write why"):
-        services.do_approve_claim(reviewer, failed, failed.version, note="ok")
+    with pytest.raises(DecisionRefused, match="overrides the verifiers: write why"):
+        do_approve_claim(reviewer, failed, failed.version, note="ok")
     failed.refresh_from_db()
     assert failed.review_state == ReviewState.UNREVIEWED
     assert failed.decisions.count() == 0
@@ -55,32 +62,32 @@ def test_it_refuses_to_approve_a_failed_claim_without_a_written_reason(flagged, 
 
 @pytest.mark.django_db
 def test_it_bulk_approves_only_unflagged_pass_claims(run, flagged, clean, reviewer):
-    assert services.do_bulk_approve(reviewer, run) == 2
+    assert do_bulk_approve(reviewer, run) == 2
     states = dict(Claim.objects.filter(run=run).values_list("code", "review_state"))
     assert {states[c.code] for c in clean} == {ReviewState.APPROVED}
     assert {states[c.code] for c in flagged} == {ReviewState.UNREVIEWED}
     for claim in clean:
         assert claim.decisions.get().reviewer == reviewer
-    assert services.do_bulk_approve(reviewer, run) == 0
+    assert do_bulk_approve(reviewer, run) == 0
 
 
 @pytest.mark.django_db
 def test_it_refuses_bulk_approval_when_the_policy_forbids_it(plan, run, clean, reviewer):
     GatePolicy.objects.create(plan=plan, allow_bulk_approve=False)
-    with pytest.raises(services.DecisionRefused, match="bulk"):
-        services.do_bulk_approve(reviewer, run)
-    assert services.gate_status(run).approved == 0
+    with pytest.raises(DecisionRefused, match="bulk"):
+        do_bulk_approve(reviewer, run)
+    assert gate_status(run).approved == 0
 
 
 @pytest.mark.django_db
 def test_it_hands_synthesis_only_approved_capsules(run, flagged, clean, reviewer):
-    services.do_approve_claim(
+    do_approve_claim(
         reviewer, flagged[0], flagged[0].version, note="read the source: it states this"
     )
-    services.do_reject_claim(reviewer, flagged[1], flagged[1].version, "unsupported")
-    services.do_bulk_approve(reviewer, run)
+    do_reject_claim(reviewer, flagged[1], flagged[1].version, "unsupported")
+    do_bulk_approve(reviewer, run)
 
-    capsules = services.approved_capsules(run)
+    capsules = approved_capsules(run)
 
     codes = {c.code for c in capsules}
     assert codes == {flagged[0].code, clean[0].code, clean[1].code}
@@ -96,13 +103,13 @@ def test_it_hands_synthesis_only_approved_capsules(run, flagged, clean, reviewer
 @pytest.mark.django_db
 def test_it_leaves_out_a_claim_whose_state_disagrees_with_its_history(run, clean):
     Claim.objects.filter(pk=clean[0].pk).update(review_state=ReviewState.APPROVED)
-    assert services.approved_capsules(run) == []
+    assert approved_capsules(run) == []
 
 
 @pytest.mark.django_db
 def test_it_records_a_rejection_as_a_dropped_disposition(flagged, reviewer):
     claim = flagged[1]
-    services.do_reject_claim(reviewer, claim, claim.version, "other", "Source is a press release")
+    do_reject_claim(reviewer, claim, claim.version, "other", "Source is a press release")
     claim.refresh_from_db()
     assert claim.disposition == "dropped"
     assert "press release" in claim.disposition_reason
@@ -111,7 +118,7 @@ def test_it_records_a_rejection_as_a_dropped_disposition(flagged, reviewer):
 
 @pytest.mark.django_db
 def test_it_requires_an_explanation_for_other(flagged, reviewer):
-    with pytest.raises(services.DecisionRefused, match="Explain"):
-        services.do_reject_claim(reviewer, flagged[1], flagged[1].version, "other", "  ")
-    with pytest.raises(services.DecisionRefused, match="reason"):
-        services.do_reject_claim(reviewer, flagged[1], flagged[1].version, "made-up")
+    with pytest.raises(DecisionRefused, match="Explain"):
+        do_reject_claim(reviewer, flagged[1], flagged[1].version, "other", "  ")
+    with pytest.raises(DecisionRefused, match="reason"):
+        do_reject_claim(reviewer, flagged[1], flagged[1].version, "made-up")

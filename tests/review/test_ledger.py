@@ -5,7 +5,8 @@ from django.urls import reverse
 
 from ledger.models import Claim
 from research.models import Subquestion
-from review import services
+from review.readers import subquestion_counts
+from review.services.decisions import do_approve_claim
 from tests.factories import make_claim
 
 
@@ -33,7 +34,7 @@ def test_it_lists_every_claim_with_its_counts(client, reviewer, run, flagged, cl
 def test_it_filters_by_status_and_decision(client, reviewer, run, flagged, clean):
     client.force_login(reviewer)
     assert _texts(_ledger(client, run, status="fail")) == [flagged[2].text]
-    services.do_approve_claim(reviewer, flagged[0], 1, note="read the source: it states this")
+    do_approve_claim(reviewer, flagged[0], 1, note="read the source: it states this")
     blocking = _texts(_ledger(client, run, review="blocking"))
     assert set(blocking) == {flagged[1].text, flagged[2].text}
     assert _texts(_ledger(client, run, review="approved")) == [flagged[0].text]
@@ -89,7 +90,7 @@ def test_it_counts_claims_per_subquestion(client, reviewer, run, plan):
     make_claim(run, "A.", subquestion=sub, status="uncertain")
     make_claim(run, "B.", subquestion=sub)
     make_claim(run, "C.")
-    rows = {row["subquestion__key"]: row for row in services.subquestion_counts(run)}
+    rows = {row["subquestion__key"]: row for row in subquestion_counts(run)}
     assert (rows["sq1"]["total"], rows["sq1"]["flagged"], rows["sq1"]["blocking"]) == (2, 1, 1)
     assert rows[None]["total"] == 1
     client.force_login(reviewer)

@@ -9,8 +9,10 @@ from django.urls import reverse
 
 from ledger.models import ReviewState, Verdict
 from research.pipeline.text import claim_fingerprint
-from review import services
 from review.models import GatePolicy, ReviewDecision
+from review.services.capsules import approved_capsules
+from review.services.decisions import DecisionRefused, do_approve_claim, do_narrow_claim
+from review.services.gate import gate_status
 from tests.factories import add_member, make_claim, make_passage, make_snapshot
 
 TRIAL = (
@@ -73,7 +75,7 @@ def test_it_reverifies_a_narrowing_and_shows_the_result(client, reviewer, run, b
     )
     assert broad.fingerprint == claim_fingerprint(SUPPORTED)
     assert broad.prohibited_overstatements == ["works in children", "cures hypertension"]
-    assert not services.gate_status(run).open  # a narrowed claim still needs approval
+    assert not gate_status(run).open  # a narrowed claim still needs approval
 
     page = client.get(broad.get_absolute_url()).content.decode()
     assert 'id="reverification"' in page
@@ -85,8 +87,8 @@ def test_it_reverifies_a_narrowing_and_shows_the_result(client, reviewer, run, b
         ).status_code
         == 302
     )
-    assert services.gate_status(run).open
-    [capsule] = services.approved_capsules(run)
+    assert gate_status(run).open
+    [capsule] = approved_capsules(run)
     assert (capsule.text, capsule.allowed_scope) == (SUPPORTED, "adults with hypertension")
 
 
@@ -111,8 +113,8 @@ def test_it_refuses_to_approve_a_narrowing_the_evidence_does_not_support(
     assert response.status_code == 422
     assert "overrides the verifiers: write why" in response.content.decode()
     assert ReviewDecision.objects.filter(action="approve").count() == 0
-    assert services.approved_capsules(run) == []
-    assert not services.gate_status(run).open
+    assert approved_capsules(run) == []
+    assert not gate_status(run).open
 
 
 @pytest.mark.django_db
@@ -128,8 +130,8 @@ def test_it_refuses_approval_when_the_narrowing_could_not_be_reverified(reviewer
     )
     broad.text, broad.review_state, broad.version = SUPPORTED, ReviewState.NARROWED, 2
     broad.save()
-    with pytest.raises(services.DecisionRefused, match="has not been re-verified"):
-        services.do_approve_claim(reviewer, broad, 2)
+    with pytest.raises(DecisionRefused, match="has not been re-verified"):
+        do_approve_claim(reviewer, broad, 2)
 
 
 @pytest.mark.django_db
@@ -137,9 +139,9 @@ def test_it_needs_a_second_reviewer_to_approve_a_high_impact_narrowing(
     client, reviewer, plan, broad
 ):
     GatePolicy.objects.create(plan=plan, require_second_reviewer=True)
-    services.do_narrow_claim(reviewer, broad, 1, SUPPORTED)
-    with pytest.raises(services.DecisionRefused, match="Second-reviewer rule"):
-        services.do_approve_claim(reviewer, broad, 2)
+    do_narrow_claim(reviewer, broad, 1, SUPPORTED)
+    with pytest.raises(DecisionRefused, match="Second-reviewer rule"):
+        do_approve_claim(reviewer, broad, 2)
 
     second = User.objects.create_user("second", password="pw")
     second.groups.add(Group.objects.get(name="reviewer"))
@@ -153,8 +155,8 @@ def test_it_needs_a_second_reviewer_to_approve_a_high_impact_narrowing(
 @pytest.mark.django_db
 def test_it_lets_the_narrower_approve_types_outside_the_high_impact_list(reviewer, plan, broad):
     GatePolicy.objects.create(plan=plan, require_second_reviewer=True, high_impact_types=["causal"])
-    services.do_narrow_claim(reviewer, broad, 1, SUPPORTED)
-    services.do_approve_claim(reviewer, broad, 2)
+    do_narrow_claim(reviewer, broad, 1, SUPPORTED)
+    do_approve_claim(reviewer, broad, 2)
     broad.refresh_from_db()
     assert broad.review_state == ReviewState.APPROVED
 
@@ -162,12 +164,12 @@ def test_it_lets_the_narrower_approve_types_outside_the_high_impact_list(reviewe
 @pytest.mark.django_db
 def test_it_refuses_a_narrowing_that_duplicates_another_claim(reviewer, run, broad):
     make_claim(run, SUPPORTED)
-    with pytest.raises(services.DecisionRefused, match="already says exactly this"):
-        services.do_narrow_claim(reviewer, broad, 1, SUPPORTED.upper())
+    with pytest.raises(DecisionRefused, match="already says exactly this"):
+        do_narrow_claim(reviewer, broad, 1, SUPPORTED.upper())
     assert broad.decisions.count() == 0
 
 
 @pytest.mark.django_db
 def test_it_refuses_a_narrowing_that_changes_nothing(reviewer, broad):
-    with pytest.raises(services.DecisionRefused, match="same as the current text"):
-        services.do_narrow_claim(reviewer, broad, 1, f"  {broad.text} ")
+    with pytest.raises(DecisionRefused, match="same as the current text"):
+        do_narrow_claim(reviewer, broad, 1, f"  {broad.text} ")

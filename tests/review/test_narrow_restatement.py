@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ledger.models import Verdict
-from review import services
+from review.services.reverify import reverify
 from tests.factories import make_claim, make_passage, make_snapshot
 
 TEXT = (
@@ -41,12 +41,12 @@ def passed(run):
     ],
 )
 def test_it_keeps_pass_for_a_faithful_rewording(passed, narrowed):
-    result = services.reverify(passed, narrowed)
-    assert result["status"] == "pass", result["rationale"]
+    result = reverify(passed, narrowed)
+    assert result.status == "pass", result.rationale
     if "review states" in narrowed:  # the quote alone does not say who states it
-        assert result["rationale"].startswith("PASS as a restatement")
-        assert ORIGINAL in result["rationale"]
-        assert 'the reporting frame "A narrative review states" set aside' in result["rationale"]
+        assert result.rationale.startswith("PASS as a restatement")
+        assert ORIGINAL in result.rationale
+        assert 'the reporting frame "A narrative review states" set aside' in result.rationale
 
 
 @pytest.mark.django_db
@@ -60,9 +60,9 @@ def test_it_keeps_pass_for_a_faithful_rewording(passed, narrowed):
     ],
 )
 def test_it_loses_pass_for_a_change_of_meaning(passed, narrowed):
-    result = services.reverify(passed, narrowed)
-    assert result["status"] != "pass", result["rationale"]
-    assert not result["rationale"].startswith("PASS as a restatement")
+    result = reverify(passed, narrowed)
+    assert result.status != "pass", result.rationale
+    assert not result.rationale.startswith("PASS as a restatement")
 
 
 @pytest.mark.django_db
@@ -75,5 +75,5 @@ def test_it_judges_a_rewording_of_a_claim_that_did_not_pass_on_the_evidence_alon
         quote=QUOTE,
     )
     narrowed = "A narrative review states that " + ORIGINAL[0].lower() + ORIGINAL[1:]
-    result = services.reverify(claim, narrowed)
-    assert result["status"] != "pass"  # nothing PASSed to restate
+    result = reverify(claim, narrowed)
+    assert result.status != "pass"  # nothing PASSed to restate

@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from review import services
+from review.records import Reverification
+from review.services import decisions
+from review.services.decisions import do_narrow_claim
 from tests.factories import make_claim
 
 SCOPE = "adults with hypertension"
@@ -26,9 +28,8 @@ def passed(run):
 
 @pytest.fixture(autouse=True)
 def verified(monkeypatch):
-    monkeypatch.setattr(
-        services, "reverify", lambda claim, text: {"available": True, "status": "pass"}
-    )
+    passing = Reverification.from_json({"available": True, "status": "pass"})
+    monkeypatch.setattr(decisions, "reverify", lambda claim, text: passing)
 
 
 def _narrow(client, claim, **fields):
@@ -78,6 +79,6 @@ def test_a_scope_that_was_the_claims_own_wording_follows_the_wording(reviewer, r
     claim = make_claim(run, "Drug A lowers blood pressure in adults.")
     claim.allowed_scope = claim.text  # what a PASS verdict writes
     claim.save(update_fields=["allowed_scope"])
-    services.do_narrow_claim(reviewer, claim, claim.version, NARROWED)
+    do_narrow_claim(reviewer, claim, claim.version, NARROWED)
     claim.refresh_from_db()
     assert claim.allowed_scope == NARROWED

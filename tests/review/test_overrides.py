@@ -6,8 +6,11 @@ import pytest
 from django.urls import reverse
 
 from ledger.models import Relation, ReviewState, Verdict
-from review import reports, services
+from review import reports
 from review.models import GatePolicy, ReviewDecision
+from review.services.capsules import approved_capsules
+from review.services.decisions import DecisionRefused, do_approve_claim
+from review.services.gate import gate_status
 from tests.factories import add_member, make_claim, make_passage, make_snapshot
 
 pytestmark = pytest.mark.django_db
@@ -56,7 +59,7 @@ def test_it_refuses_an_override_without_a_written_reason(client, reviewer, faile
 @pytest.mark.parametrize("status", [Verdict.FAIL, Verdict.UNCERTAIN, Verdict.UNVERIFIABLE])
 def test_it_approves_any_non_pass_verdict_as_a_marked_override(reviewer, run, status):
     claim = make_claim(run, f"Drug A lowers blood pressure ({status}).", status=status)
-    decision = services.do_approve_claim(reviewer, claim, claim.version, REASON)
+    decision = do_approve_claim(reviewer, claim, claim.version, REASON)
     assert (decision.override, decision.verdict_at_decision, decision.reason) == (
         True,
         status,
@@ -64,7 +67,7 @@ def test_it_approves_any_non_pass_verdict_as_a_marked_override(reviewer, run, st
     )
     claim.refresh_from_db()
     assert claim.review_state == ReviewState.APPROVED
-    [capsule] = services.approved_capsules(run)
+    [capsule] = approved_capsules(run)
     assert (capsule.override, capsule.overridden_verdict, capsule.override_reason) == (
         True,
         status,
@@ -86,7 +89,7 @@ def test_it_marks_the_override_in_the_audit_trail_and_on_the_capsule(client, rev
 def test_it_keeps_an_overridden_claim_in_the_report_with_its_contrary_evidence(
     reviewer, author, run, failed
 ):
-    services.do_approve_claim(reviewer, failed, failed.version, REASON)
+    do_approve_claim(reviewer, failed, failed.version, REASON)
     report = reports.do_build_report(run, author)
     document = reports.report_document(report)
     [row] = document.claims
@@ -102,18 +105,18 @@ def test_it_needs_a_second_reviewer_for_an_override_when_the_gate_says_so(
     reviewer, other_reviewer, run, failed
 ):
     GatePolicy.objects.create(plan=run.plan_version.plan, override_second_reviewer=True)
-    services.do_approve_claim(reviewer, failed, failed.version, REASON)
+    do_approve_claim(reviewer, failed, failed.version, REASON)
     failed.refresh_from_db()
     assert failed.review_state == ReviewState.OVERRIDING
-    assert failed.code in services.gate_status(run).blocking
-    assert services.approved_capsules(run) == []
-    with pytest.raises(services.DecisionRefused, match="another reviewer must confirm"):
-        services.do_approve_claim(reviewer, failed, failed.version, REASON)
-    services.do_approve_claim(other_reviewer, failed, failed.version, "Confirmed: I read it too.")
+    assert failed.code in gate_status(run).blocking
+    assert approved_capsules(run) == []
+    with pytest.raises(DecisionRefused, match="another reviewer must confirm"):
+        do_approve_claim(reviewer, failed, failed.version, REASON)
+    do_approve_claim(other_reviewer, failed, failed.version, "Confirmed: I read it too.")
     failed.refresh_from_db()
     assert failed.review_state == ReviewState.APPROVED
     assert [d.override for d in failed.decisions.all()] == [True, True]
-    assert not services.gate_status(run).blocking
+    assert not gate_status(run).blocking
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from ledger.models import Verdict
-from review import services
+from review.services.decisions import do_approve_claim, do_reject_claim
 from tests.factories import make_claim
 
 pytestmark = pytest.mark.django_db
@@ -29,10 +29,10 @@ def judged(run, reviewer):
     held = make_claim(
         run, "Drug A helps adults.", status=Verdict.UNCERTAIN, shadow_status=Verdict.PASS
     )
-    services.do_approve_claim(reviewer, passed, passed.version)
-    services.do_reject_claim(reviewer, doubted, doubted.version, "unsupported")
-    services.do_reject_claim(reviewer, failed, failed.version, "contradicted")
-    services.do_approve_claim(reviewer, held, held.version, REASON)
+    do_approve_claim(reviewer, passed, passed.version)
+    do_reject_claim(reviewer, doubted, doubted.version, "unsupported")
+    do_reject_claim(reviewer, failed, failed.version, "contradicted")
+    do_approve_claim(reviewer, held, held.version, REASON)
     return run
 
 

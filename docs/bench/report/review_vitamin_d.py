@@ -39,7 +39,14 @@ from ledger.models import Claim, Verdict
 from research import runner
 from research.models import Run
 from review import reports
-from review import services as review
+from review.services.decisions import (
+    DecisionRefused,
+    approval_refusal,
+    do_approve_claim,
+    do_narrow_claim,
+    do_reject_claim,
+)
+from review.services.gate import gate_policy, ledger_claims, review_order
 
 TOPIC = re.compile(r"vitamin d|25\(oh\)d|25-hydroxyvitamin|cholecalciferol|ergocalciferol", re.I)
 OUTCOME = re.compile(r"fractur|fall|bone|osteopor|elderly|older|aged|postmenopausal", re.I)
@@ -79,19 +86,17 @@ def decide(claim: Claim) -> tuple[str, str]:
 def apply(claim: Claim, user: Any, action: str, detail: str) -> str:
     claim.refresh_from_db()
     if action == "approve":
-        review.do_approve_claim(user, claim, claim.version, note=detail)
+        do_approve_claim(user, claim, claim.version, note=detail)
     elif action.startswith("reject:"):
-        review.do_reject_claim(user, claim, claim.version, action.split(":", 1)[1], detail)
+        do_reject_claim(user, claim, claim.version, action.split(":", 1)[1], detail)
     elif action == "narrow":
-        review.do_narrow_claim(user, claim, claim.version, detail, reason="narrowed to the quote")
+        do_narrow_claim(user, claim, claim.version, detail, reason="narrowed to the quote")
         claim.refresh_from_db()
-        refusal = review.approval_refusal(
-            claim, user, review.gate_policy(claim.run.plan_version.plan)
-        )
+        refusal = approval_refusal(claim, user, gate_policy(claim.run.plan_version.plan))
         if refusal:
-            review.do_reject_claim(user, claim, claim.version, "unsupported", refusal)
+            do_reject_claim(user, claim, claim.version, "unsupported", refusal)
             return "narrow+reject"
-        review.do_approve_claim(user, claim, claim.version, note="narrowed text re-verified")
+        do_approve_claim(user, claim, claim.version, note="narrowed text re-verified")
         return "narrow+approve"
     return action
 
@@ -102,14 +107,14 @@ def main(run_code: str, out_dir: str, username: str = "runplan") -> None:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     log = []
-    for claim in review.review_order(review.ledger_claims(run)):
+    for claim in review_order(ledger_claims(run)):
         if claim.decisions.exists():
             continue
         action, detail = decide(claim)
         try:
             done = apply(claim, user, action, detail)
-        except review.DecisionRefused as exc:
-            review.do_reject_claim(user, claim, claim.version, "unsupported", str(exc)[:200])
+        except DecisionRefused as exc:
+            do_reject_claim(user, claim, claim.version, "unsupported", str(exc)[:200])
             done = f"refused ({exc}); rejected"
         log.append(
             {
