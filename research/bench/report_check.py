@@ -89,6 +89,7 @@ def sentence_table(
     rows = []
     for item, result in zip(items, checked.sentences, strict=True):
         got = "pass" if result.passed else "refuse"
+        lexical = "refuse" if _lexical_problems(item) else "pass"
         kinds.setdefault(item.get("kind", ""), Counter())[
             "right" if got == item["expect"] else "wrong"
         ] += 1
@@ -98,14 +99,16 @@ def sentence_table(
                 "kind": item.get("kind", ""),
                 "expect": item["expect"],
                 "got": got,
+                "lexical": lexical,
+                "both": "pass" if got == lexical == "pass" else "refuse",
                 "entailment": round(result.entailment, 3),
                 "sentence": item["sentence"],
             }
         )
 
-    def share(expect: str) -> float:
+    def share(expect: str, column: str = "got") -> float:
         chosen = [r for r in rows if r["expect"] == expect]
-        kept = sum(1 for r in chosen if r["got"] == expect)
+        kept = sum(1 for r in chosen if r[column] == expect)
         return round(kept / max(len(chosen), 1), 3)
 
     return {
@@ -113,6 +116,26 @@ def sentence_table(
         "sentences": len(rows),
         "supported_kept": share("pass"),
         "unsupported_refused": share("refuse"),
+        # the synthesis runs the lexical check on LLM prose first, then this one
+        "lexical": {
+            "supported_kept": share("pass", "lexical"),
+            "unsupported_refused": share("refuse", "lexical"),
+        },  # fmt: skip
+        "both": {
+            "supported_kept": share("pass", "both"),
+            "unsupported_refused": share("refuse", "both"),
+        },  # fmt: skip
         "per_kind": {kind: dict(counts) for kind, counts in sorted(kinds.items())},
         "rows": rows,
     }
+
+
+def _lexical_problems(item: dict[str, Any]) -> list[str]:
+    """What the synthesis's lexical check (``synthesize.check_sentence``) finds wrong."""
+    from research.pipeline.synthesize import Capsule, check_sentence
+
+    by_label = {
+        f"C{n}": Capsule(code=f"C{n}", text=text, fingerprint=f"C{n}")
+        for n, text in enumerate(item["claims"], 1)
+    }
+    return check_sentence(item["sentence"], list(by_label), by_label)

@@ -79,13 +79,20 @@ class Command(BaseCommand):
                 f"{table['supported_kept']:.3f}, unsupported refused "
                 f"{table['unsupported_refused']:.3f}"
             )
+            for name in ("lexical", "both"):
+                figures_of = table[name]
+                out(
+                    f"  {name} check{'s' if name == 'both' else ''}: supported kept "
+                    f"{figures_of['supported_kept']:.3f}, unsupported refused "
+                    f"{figures_of['unsupported_refused']:.3f}"
+                )
             for kind, counts in table["per_kind"].items():
                 out(f"  {kind:<15} right {counts.get('right', 0)}  wrong {counts.get('wrong', 0)}")
             for row in table["rows"]:
                 mark = "ok " if row["got"] == row["expect"] else "BAD"
                 out(
                     f"  {mark} {row['field']:<9} {row['kind']:<14} {row['got']:<6} "
-                    f"{row['entailment']:.2f}  {row['sentence']}"
+                    f"{row['entailment']:.2f}  lexical {row['lexical']:<6}  {row['sentence']}"
                 )
         m = figures["machine"]
         out(f"machine: {m}; {figures['seconds']} s")
