@@ -6,7 +6,9 @@ import pytest
 from django.urls import reverse
 
 from ledger.models import Relation, ReviewState, Verdict
-from review import reports, services
+from reports.build import do_build_report
+from reports.integrity import report_document
+from review import services
 from review.models import GatePolicy, ReviewDecision
 from tests.factories import add_member, make_claim, make_passage, make_snapshot
 
@@ -87,8 +89,8 @@ def test_it_keeps_an_overridden_claim_in_the_report_with_its_contrary_evidence(
     reviewer, author, run, failed
 ):
     services.do_approve_claim(reviewer, failed, failed.version, REASON)
-    report = reports.do_build_report(run, author)
-    document = reports.report_document(report)
+    report = do_build_report(run, author)
+    document = report_document(report)
     [row] = document.claims
     assert row.text == failed.text
     assert row.override == f"FAIL overridden by reviewer: {REASON}"

@@ -30,9 +30,10 @@ import sys
 import tempfile
 import uuid
 from datetime import UTC, datetime
+from importlib import import_module
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
+from types import ModuleType, SimpleNamespace
+from typing import Any, cast
 from unittest import mock
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -86,7 +87,10 @@ def build_scene() -> tuple[Any, Any]:
     from ledger.models import Verdict
     from review import services
     from tests.factories import make_plan, make_run
-    from tests.reports.conftest import APPROVED, FAILED, REJECTED, UNREVIEWED, claim_from_source
+    from tests.reports.conftest import APPROVED, FAILED, REJECTED, UNREVIEWED
+    from tests.reports.conftest import claim_from_source as untyped_claim
+
+    claim_from_source: Any = untyped_claim
 
     author = user("author", "researcher")
     reviewer = user("reviewer", "reviewer")
@@ -129,16 +133,14 @@ def fix_decision_times() -> None:
         cursor.execute("ALTER TABLE review_reviewdecision ENABLE TRIGGER USER")
 
 
-def report_modules() -> tuple[Any, Any]:
-    """(build, export): ``reports.build``/``reports.export`` after the move, ``review.reports``
-    (both in one) before it."""
+def report_modules() -> tuple[ModuleType, ModuleType]:
+    """(build, export): ``reports.build`` and ``reports.export`` after the move; before it,
+    ``review.reports`` held both."""
     try:
-        from reports import build, export  # type: ignore[import-not-found,unused-ignore]
+        return import_module("reports.build"), import_module("reports.export")
     except ImportError:
-        from review import reports as build  # type: ignore[attr-defined,unused-ignore]
-
-        export = build
-    return build, export
+        both = import_module("review.reports")
+        return both, both
 
 
 def export_hashes() -> dict[str, str]:
@@ -161,7 +163,7 @@ def main() -> None:
     from django.conf import settings
     from django.db import connection
 
-    test = settings.DATABASES["default"].setdefault("TEST", {})
+    test = cast(dict[str, Any], settings.DATABASES["default"].setdefault("TEST", {}))
     test["NAME"] = f"{test.get('NAME') or 'test_evidence'}_movecheck"
     old_name = connection.settings_dict["NAME"]
     connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
