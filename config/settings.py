@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "research",
     "ledger",
     "review",
+    "reports",
 ]
 
 MIDDLEWARE = [
@@ -352,7 +353,7 @@ WIKIPEDIA_LANG = envstr("WIKIPEDIA_LANG", "en")
 CHROMIUM_PATH = envstr("CHROMIUM_PATH", "/usr/bin/chromium")  # prints PDF exports
 # One browser per process prints PDF exports: this many pages at once; an export waits at
 # most PDF_QUEUE_WAIT_S for a turn (then 503); one user has at most PDF_MAX_PER_USER
-# exports printing, across processes (then 429). See review/exports/pdf.py.
+# exports printing, across processes (then 429). See reports/exports/pdf.py.
 PDF_MAX_CONCURRENT = envint("PDF_MAX_CONCURRENT", 2, minimum=1)
 PDF_QUEUE_WAIT_S = envfloat("PDF_QUEUE_WAIT_S", 30.0)
 PDF_MAX_PER_USER = envint("PDF_MAX_PER_USER", 1, minimum=1)

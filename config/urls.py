@@ -15,5 +15,5 @@ urlpatterns = [
     path("", include("research.urls")),
     path("", include("ledger.urls")),
     path("", include("review.urls")),
-    path("", include("review.report_urls")),
+    path("", include("reports.urls")),
 ]

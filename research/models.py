@@ -365,7 +365,7 @@ class Run(models.Model):
 
     @property
     def latest_report(self) -> Any:
-        """The run's newest report version (``review.Report``), or None; reads prefetched
+        """The run's newest report version (``reports.Report``), or None; reads prefetched
         reports when the caller prefetched them."""
         reports = list(self.reports.all())
         return max(reports, key=lambda report: report.version) if reports else None

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from research.admin import ReadOnlyAdmin
-from review.models import Export, GatePolicy, Report, ReviewDecision, RunDiff
+from review.models import GatePolicy, ReviewDecision, RunDiff
 
 
 @admin.register(ReviewDecision)
@@ -23,16 +23,6 @@ class GatePolicyAdmin(admin.ModelAdmin[GatePolicy]):
         "require_second_reviewer",
         "allow_bulk_approve",
     ]
-
-
-@admin.register(Report)
-class ReportAdmin(ReadOnlyAdmin):
-    list_display = ["run", "version", "synthesizer", "content_hash", "created_at"]
-
-
-@admin.register(Export)
-class ExportAdmin(ReadOnlyAdmin):
-    list_display = ["report", "format", "size", "created_at"]
 
 
 @admin.register(RunDiff)

@@ -1,4 +1,4 @@
-"""Load an audit run into the audited report's records (``review.exports.audited``).
+"""Load an audit run into the audited report's records (``review.audited``).
 
 One reader: the run's imported report (its parse), its claims with their citation
 records, the reviewer's decision and, for a re-sourced claim, the other sources that
@@ -15,7 +15,7 @@ from ledger.models import CitedClaim, DispositionState, EvidenceLink, Relation
 from research.models import ImportedReport, Run
 from research.pipeline.audit import ParsedReport
 from research.pipeline.audit.check import RESOURCED
-from review.exports.audited import AuditedReport, AuditRow
+from review.audited import AuditedReport, AuditRow
 
 
 class NotAnAudit(Exception):

@@ -31,9 +31,9 @@ from research.pipeline.counter import CounterRecord
 from research.pipeline.verify.records import PoolName
 from research.services import get_run_for_user, imported_summary
 from review import fragments
+from review.audited import render_html as render_audited_html
+from review.audited import render_markdown as render_audited_markdown
 from review.audits import NotAnAudit, audited_report
-from review.exports.audited import render_html as render_audited_html
-from review.exports.audited import render_markdown as render_audited_markdown
 from review.forms import ApproveForm, LedgerFilterForm, NarrowForm, RejectForm
 from review.readers import (
     evidence_pools,
@@ -542,7 +542,7 @@ AUDITED_FORMATS = {
 
 @require_GET
 def export_audited(request: AuthedHttpRequest, code: UUID, fmt: str) -> HttpResponse:
-    """The audited report of an audit run (``review.exports.audited``): the imported
+    """The audited report of an audit run (``review.audited``): the imported
     report's own text, every sentence marked, with the disposition ledger."""
     run = get_run_for_user(request.user, code)
     if fmt not in AUDITED_FORMATS:

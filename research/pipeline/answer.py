@@ -25,7 +25,7 @@ else, so a rejected or unreviewed claim cannot reach it. Offline and determinist
 
 Every number a sentence prints is a :class:`Count` that lists the capsules and sources
 it counts, or appears in the text of a capsule the sentence cites: the report's
-traceability check (``review.exports.answer.untraceable_numbers``) proves it.
+traceability check (``reports.exports.answer.untraceable_numbers``) proves it.
 """
 
 from __future__ import annotations

@@ -113,7 +113,7 @@ class Register:
     lasting: str  # "long-term follow-up"
     origin: str  # "original study cohort"
     results: str  # a follow-up query's evidence words ("trial results")
-    # How a report names the evidence that would close a gap (review.exports.answer):
+    # How a report names the evidence that would close a gap (reports.exports.answer):
     studies: str  # "trials"
     designs: str  # "randomized controlled trials"
     variant_nouns: str  # "the doses, forms and schedules"

@@ -177,7 +177,7 @@ def do_start_synthesis(run: Run, user: User, *, enqueue: bool = True) -> Run:
     """Move a reviewed run (or a done one, for a new report version) to ``synthesizing``
     and queue the stage a worker runs; who asked is kept in the stage's cursor.
 
-    The caller checks the review gate (``review.reports.check_request_report``).
+    The caller checks the review gate (``reports.build.check_request_report``).
     """
     with transaction.atomic():
         locked = Run.objects.select_for_update().get(pk=run.pk)

@@ -11,7 +11,7 @@ import pytest
 from django.db import connections
 from django.urls import reverse
 
-from review.exports.pdf import CHROMIUM_ARGS  # the flags the product launches it with
+from reports.exports.pdf import CHROMIUM_ARGS  # the flags the product launches it with
 
 CHROMIUM = "/usr/bin/chromium"
 

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from pypdf import PdfReader
 
+from reports.build import check_request_report
 from research import runner
 from research.models import RunState
 from research.stages.rundiff import diff_and_carry_over
-from review import reports
 from review.services.decisions import do_approve_claim, do_reject_claim
 from tests.browser.support import chromium_page, login
 from tests.factories import make_run
@@ -42,7 +42,7 @@ def reported_run(author, reviewer):
     do_reject_claim(reviewer, failed, failed.version, "contradicted")
     claim_from_source(run, UNREVIEWED, title="Tea study", sub=sub)
     assert diff_and_carry_over(run) is not None
-    reports.check_request_report(reviewer, run, enqueue=False)
+    check_request_report(reviewer, run, enqueue=False)
     run = runner.run_to_end(run.code)  # the synthesizing stage, as a worker runs it
     assert run.state == RunState.DONE
     return plan, run

@@ -1,6 +1,6 @@
 """The layering, measured from the import statements alone (``ast``; nothing is imported).
 
-Every ``import`` and ``from … import`` in ``config/ research/ ledger/ review/`` counts,
+Every ``import`` and ``from … import`` in ``config/ research/ ledger/ review/ reports/`` counts,
 including imports inside functions and under ``TYPE_CHECKING``: a lazy import is still a
 dependency. Layers, lowest first, are :data:`LAYERS`; a module imports only its own
 layer or lower ones, at most :data:`UPWARD_ALLOWED` exceptions, and no import circle.
@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parents[2]
-APPS = ("config", "research", "ledger", "review")
+APPS = ("config", "research", "ledger", "review", "reports")
 
 # Lowest first. A module belongs to the first layer with a matching pattern.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "models",
         (
-            r"(research|ledger|review)(\.(models|apps|migrations)(\..+)?)?$",
+            r"(research|ledger|review|reports)(\.(models|apps|migrations)(\..+)?)?$",
             r"research\.(roles|progress|queue)$",
         ),
     ),
@@ -33,8 +33,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "app services",
         (
             r"research\.services(\..+)?$",
-            r"review\.(services|reports|diff|exports|signing|rundiffs|shadow|fragments|preview"
-            r"|audits)",
+            r"review\.(services|diff|rundiffs|shadow|fragments|audits|audited)",
+            r"reports\.(access|build|integrity|export|exports|signing|preview)(\..+)?$",
         ),
     ),
     ("stages", (r"research\.stages(\..+)?$",)),
@@ -47,7 +47,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             r"config\.(errors|limits|lockout)$",
             r"\w+\.templatetags(\..+)?$",
             r"\w+\.management(\..+)?$",
-            r"review\.report_(views|urls)$",
         ),
     ),
     ("entry points", (r"config\.(urls|asgi|wsgi|launcher)$",)),
@@ -177,6 +176,18 @@ def test_it_keeps_the_ledger_below_the_research_pipeline_runner():
         if m.startswith("ledger")
         for t in targets
         if forbidden.match(t)
+    )
+    assert offending == []
+
+
+def test_it_keeps_review_below_reports():
+    """Reports read review's decisions, gate and diffs; review never imports reports."""
+    offending = sorted(
+        f"{m} -> {t}"
+        for m, targets in imports().items()
+        if m.split(".")[0] == "review"
+        for t in targets
+        if t.split(".")[0] == "reports"
     )
     assert offending == []
 

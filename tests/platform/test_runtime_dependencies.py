@@ -22,16 +22,19 @@ from tests.processes import BASE_DIR, child_env
 
 PROJECT = "evidence-bureau"
 EXPORT_PATHS = [
-    "review.reports",
-    "review.exports.pdf",
-    "review.exports.html",
-    "review.exports.markdown",
-    "review.exports.citations",
-    "review.exports.bundle",
-    "review.exports.verify",
-    "review.signing",
-    "review.management.commands.exportreport",
-    "review.management.commands.verify_bundle",
+    "reports.access",
+    "reports.build",
+    "reports.integrity",
+    "reports.export",
+    "reports.exports.pdf",
+    "reports.exports.html",
+    "reports.exports.markdown",
+    "reports.exports.citations",
+    "reports.exports.bundle",
+    "reports.exports.verify",
+    "reports.signing",
+    "reports.management.commands.exportreport",
+    "reports.management.commands.verify_bundle",
     "research.stages.synthesize",
 ]
 
@@ -65,8 +68,8 @@ for module in sys.argv[2].split(","):
     __import__(module)
 
 from datetime import datetime, timezone
-from review.exports.pdf import render_pdf
-from review import signing
+from reports.exports.pdf import render_pdf
+from reports import signing
 
 day = datetime(2026, 1, 1, tzinfo=timezone.utc)
 pdf = render_pdf("<h1>Runtime</h1><p>dependencies</p>", dated=day)

@@ -6,9 +6,9 @@ import io
 import json
 import zipfile
 
-from review.exports.bundle import MANIFEST, SIGNATURE, sha256_bytes
-from review.exports.verify import verify_bundle
-from review.signing import signing_public_key
+from reports.exports.bundle import MANIFEST, SIGNATURE, sha256_bytes
+from reports.exports.verify import verify_bundle
+from reports.signing import signing_public_key
 
 
 def bundle_problems(path, key=None, *, keep_going=False):
@@ -45,7 +45,7 @@ def remanifest(files, *, sign=None):
     if "report/report.md" in files:
         manifest["report"]["content_hash"] = manifest["files"]["report/report.md"]
     if sign is not None:
-        from review.signing import key_id, public_key_b64
+        from reports.signing import key_id, public_key_b64
 
         manifest["signing"] = {
             "algorithm": "ed25519",

@@ -179,7 +179,7 @@ def test_it_says_when_one_source_reports_findings_both_ways():
 
 
 def test_it_keeps_only_clean_noun_phrases_in_the_evidence_table():
-    from review.exports.answer import noun_phrase
+    from reports.exports.answer import noun_phrase
 
     assert noun_phrase("Vitamin D3 and calcium supplementation") == (
         "Vitamin D3 and calcium supplementation"
@@ -201,7 +201,7 @@ def test_it_keeps_only_clean_noun_phrases_in_the_evidence_table():
 
 
 def test_a_gap_names_the_evidence_of_the_question_s_field():
-    from review.exports.answer import GapInputs, would_answer
+    from reports.exports.answer import GapInputs, would_answer
 
     def gap(question: str, dimension: str) -> str:
         inputs = GapInputs(question, "", True, {"s1": dimension}, {})
@@ -227,8 +227,8 @@ def test_a_gap_names_the_evidence_of_the_question_s_field():
 
 
 def test_the_evidence_table_shows_a_direction_only_beside_an_outcome_it_names():
+    from reports.exports.answer import finding_cell
     from research.pipeline.claims.facets import facets
-    from review.exports.answer import finding_cell
 
     warranted = (
         "For bone health in older adults, an increase in the currently recommended intake of "
@@ -280,7 +280,7 @@ def test_a_finding_about_another_population_is_reported_and_not_counted():
 
 
 def test_a_table_cell_does_not_end_on_an_adverb():
-    from review.exports.answer import noun_phrase
+    from reports.exports.answer import noun_phrase
 
     assert noun_phrase("Treatment with statins significantly", intervention=True) == (
         "Treatment with statins"
@@ -291,8 +291,8 @@ def test_a_table_cell_does_not_end_on_an_adverb():
 def test_a_gap_whose_findings_were_filed_elsewhere_says_where_they_went():
     # A counter-evidence subquestion whose only finding agreed with the question had it
     # filed under the evidence subquestion: its gap row must say so, not "no claim mined".
-    from review.exports.answer import GapInputs, gap_rows
-    from review.exports.records import PlanQueryRow, PlanSubquestionRow
+    from reports.exports.answer import GapInputs, gap_rows
+    from reports.exports.records import PlanQueryRow, PlanSubquestionRow
 
     subs = [
         PlanSubquestionRow(key="s1", text="What do trials show?", queries=[]),

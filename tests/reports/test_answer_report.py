@@ -18,12 +18,14 @@ import pytest
 from pypdf import PdfReader
 
 from ledger.models import Claim, ReviewState
+from reports.build import ReportRefused, do_build_report, load_report_inputs, prepare_report
+from reports.export import render_checked
+from reports.exports.answer import untraceable_numbers
+from reports.exports.records import ReportDocument
+from reports.integrity import report_document
 from research import runner, services
 from research.pipeline.records import parse_plan
 from research.providers.llm import LLMClient
-from review import reports
-from review.exports.answer import untraceable_numbers
-from review.exports.records import ReportDocument
 from review.services.decisions import (
     approval_refusal,
     do_approve_claim,
@@ -95,12 +97,12 @@ def test_it_answers_from_approved_capsules_only_with_every_number_traced(author,
     assert approved and rejected and unreviewed
 
     # No report while a claim is unreviewed; then the reviewer rejects the rest.
-    with pytest.raises(reports.ReportRefused, match="gate is closed"):
-        reports.do_build_report(run, author)
+    with pytest.raises(ReportRefused, match="gate is closed"):
+        do_build_report(run, author)
     for claim in unreviewed:
         do_reject_claim(reviewer, claim, claim.version, "out-of-scope", "e2e: not read")
-    report = reports.do_build_report(run, author)
-    doc = reports.report_document(report)
+    report = do_build_report(run, author)
+    doc = report_document(report)
     reported = {c.label for c in doc.claims}
     assert {c.code for c in doc.claims} <= {str(c.code) for c in approved}
     bottom = doc.answer.question
@@ -133,13 +135,13 @@ def test_it_answers_from_approved_capsules_only_with_every_number_traced(author,
     first["text"] = NUMBER.sub("97", first["text"], count=1)
     tampered = ReportDocument.from_json(data)
     assert untraceable_numbers(tampered)
-    inputs = reports.load_report_inputs(run)
+    inputs = load_report_inputs(run)
     synthesis = inputs.synthesize(LLMClient.from_settings())
     assert synthesis.answer is not None
     lead = synthesis.answer.question.sentences[0]
     lead.text = NUMBER.sub("97", lead.text, count=1)
-    with pytest.raises(reports.ReportRefused, match="not traceable"):
-        reports.prepare_report(run, author, synthesis, inputs)
+    with pytest.raises(ReportRefused, match="not traceable"):
+        prepare_report(run, author, synthesis, inputs)
 
     # The evidence table lists every cited source, each with its design and year cells.
     assert [row.number for row in doc.evidence_table] == sorted(cited)
@@ -162,7 +164,7 @@ def test_it_answers_from_approved_capsules_only_with_every_number_traced(author,
     table = " ".join(
         f"{r.population} {r.intervention} {r.outcome} {r.effect}" for r in doc.evidence_table
     )
-    exports = {fmt: reports.render_checked(report, fmt).data for fmt in ("md", "html", "pdf")}
+    exports = {fmt: render_checked(report, fmt).data for fmt in ("md", "html", "pdf")}
     for text in withheld:
         if any(text in quote for quote in quotes):
             continue  # the very words of a quote an approved claim cites (docs/reports.md)

@@ -5,7 +5,7 @@ import hashlib
 import pytest
 
 from ledger.models import Verdict
-from review import reports
+from reports.build import ReportRefused, do_build_report
 from review.services.decisions import do_approve_claim, do_reject_claim
 from tests.reports.conftest import APPROVED, WITHHELD, claim_from_source
 
@@ -15,14 +15,14 @@ def test_it_refuses_a_report_while_the_gate_is_closed(run, sub, author):
     claim_from_source(
         run, "Drug A lowers blood pressure.", title="Trial", sub=sub, status=Verdict.UNCERTAIN
     )
-    with pytest.raises(reports.ReportRefused, match="gate is closed"):
-        reports.do_build_report(run, author)
+    with pytest.raises(ReportRefused, match="gate is closed"):
+        do_build_report(run, author)
     assert not run.reports.exists()
 
 
 @pytest.mark.django_db
 def test_it_builds_a_report_only_from_approved_capsules(scene, run, author):
-    report = reports.do_build_report(run, author)
+    report = do_build_report(run, author)
     approved_codes = [str(c.code) for c in scene["approved"]]
     assert report.version == 1
     assert sorted(report.claim_codes) == sorted(approved_codes)
@@ -39,7 +39,7 @@ def test_it_builds_a_report_only_from_approved_capsules(scene, run, author):
 
 @pytest.mark.django_db
 def test_it_lists_excluded_claims_with_reasons_but_without_their_text(scene, run, author):
-    doc = reports.do_build_report(run, author).outline
+    doc = do_build_report(run, author).outline
     rows = {row["code"]: row for row in doc["appendix_a"]}
     rejected = rows[str(scene["rejected"].code)]
     assert rejected["review_state"] == "rejected"
@@ -54,8 +54,8 @@ def test_it_lists_excluded_claims_with_reasons_but_without_their_text(scene, run
 
 @pytest.mark.django_db
 def test_it_numbers_versions_per_run(scene, run, author):
-    first = reports.do_build_report(run, author)
-    second = reports.do_build_report(run, author)
+    first = do_build_report(run, author)
+    second = do_build_report(run, author)
     assert (first.version, second.version) == (1, 2)
     assert first.code != second.code
     assert first.content_hash != second.content_hash  # the header names the version
@@ -63,7 +63,7 @@ def test_it_numbers_versions_per_run(scene, run, author):
 
 @pytest.mark.django_db
 def test_it_fills_the_evidence_table_and_audit_log(scene, run, author):
-    doc = reports.do_build_report(run, author).outline
+    doc = do_build_report(run, author).outline
     assert [e["quote"] for e in doc["appendix_b"]] == APPROVED
     for row in doc["appendix_b"]:
         assert row["quote_end"] - row["quote_start"] == len(row["quote"])
@@ -83,7 +83,7 @@ def test_it_redacts_an_excluded_claims_text_from_reasons(run, sub, reviewer, aut
     do_reject_claim(
         reviewer, rejected, rejected.version, "other", "It says Garlic prevents flu. No trial."
     )
-    report = reports.do_build_report(run, author)
+    report = do_build_report(run, author)
     assert "Garlic prevents flu" not in report.markdown
     reasons = report.outline["appendix_a"][0]["reasons"]
     assert any("It says [withheld claim text]. No trial." in r for r in reasons), reasons

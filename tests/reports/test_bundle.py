@@ -9,11 +9,12 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from reports.build import do_build_report
+from reports.export import do_export_report
+from reports.exports.bundle import MANIFEST, SIGNATURE, sha256_bytes
+from reports.exports.verify import verify_bundle
+from reports.signing import public_key_b64, public_key_pem, signing_public_key
 from research.pipeline.text import claim_fingerprint
-from review import reports
-from review.exports.bundle import MANIFEST, SIGNATURE, sha256_bytes
-from review.exports.verify import verify_bundle
-from review.signing import public_key_b64, public_key_pem, signing_public_key
 from tests.reports.bundles import bundle_problems, remanifest, rewrite_zip, write_zip, zip_text
 from tests.reports.conftest import APPROVED
 
@@ -22,12 +23,12 @@ FORGED = "Aspirin prevents every heart attack in adults."
 
 @pytest.fixture
 def report(scene, run, author):
-    return reports.do_build_report(run, author)
+    return do_build_report(run, author)
 
 
 @pytest.fixture
 def bundle(report, author):
-    return reports.do_export_report(report, "zip", author).data
+    return do_export_report(report, "zip", author).data
 
 
 def forge_text(files, old, new, *, fingerprint=True):

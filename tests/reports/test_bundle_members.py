@@ -16,11 +16,12 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from review import reports
-from review.exports import verify
-from review.exports.bundle import MANIFEST
-from review.exports.verify import BundleUnreadable, verify_bundle
-from review.signing import signing_public_key
+from reports.build import do_build_report
+from reports.export import do_export_report
+from reports.exports import verify
+from reports.exports.bundle import MANIFEST
+from reports.exports.verify import BundleUnreadable, verify_bundle
+from reports.signing import signing_public_key
 from tests.reports.bundles import bundle_problems, remanifest, write_zip, zip_text
 
 pytestmark = pytest.mark.django_db
@@ -28,8 +29,8 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def bundle(scene, run, author):
-    report = reports.do_build_report(run, author)
-    return reports.do_export_report(report, "zip", author).data
+    report = do_build_report(run, author)
+    return do_export_report(report, "zip", author).data
 
 
 def _with_entry_before(data: bytes, name: str, text: str) -> bytes:

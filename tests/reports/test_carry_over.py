@@ -8,10 +8,11 @@ import pytest
 from ledger.models import Claim, Relation, ReviewState
 from ledger.services.ingest import ingest_documents
 from ledger.services.sparse_index import sync_sparse_index
+from reports.build import do_build_report
+from reports.integrity import report_document
 from research import runner, services
 from research.models import Run, RunState
 from research.pipeline.records import parse_plan
-from review import reports
 from review.diff import CarryOver, NeedsReview
 from review.models import Action, ReviewDecision
 from review.rundiffs import stored_record
@@ -107,10 +108,10 @@ def test_it_needs_no_decision_when_plan_and_library_are_unchanged(first, author,
         )
     assert carried.filter(action=Action.NARROW).exists()
     # The re-run's report states what the first run's states, and its audit log says so.
-    old, new = reports.do_build_report(first, author), reports.do_build_report(second, author)
-    texts = [c.text for c in reports.report_document(old).claims]
-    assert [c.text for c in reports.report_document(new).claims] == texts
-    audit = reports.report_document(new).appendix_c
+    old, new = do_build_report(first, author), do_build_report(second, author)
+    texts = [c.text for c in report_document(old).claims]
+    assert [c.text for c in report_document(new).claims] == texts
+    audit = report_document(new).appendix_c
     assert audit and all(row.carried_from for row in audit)
     assert f"(carried over from decision {audit[0].carried_from})" in new.markdown
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from review.exports.citations import bibtex, bibtex_escape, csl_json, reference_text
-from review.exports.records import BibEntry
+from reports.exports.citations import bibtex, bibtex_escape, csl_json, reference_text
+from reports.exports.records import BibEntry
 
 FIELDS: dict[str, Any] = {
     "number": 1,

@@ -7,11 +7,13 @@ import re
 
 import pytest
 
+from reports.build import check_request_report, do_build_report
+from reports.export import render_format
+from reports.exports.html import render_html
+from reports.integrity import report_document
 from research import runner
 from research.models import RunState, StageCheckpoint, StageStatus
 from research.providers import usage
-from review import reports
-from review.exports.html import render_html
 from tests.fake_openai import fake_openai
 from tests.reports.test_llm_writer import restates
 
@@ -34,7 +36,7 @@ def synthesizing_cost(run) -> usage.Cost:
 
 
 def test_a_stage_that_calls_the_llm_records_its_tokens(llm_server, scene, run, reviewer):
-    reports.check_request_report(reviewer, run, enqueue=False)
+    check_request_report(reviewer, run, enqueue=False)
     assert runner.step(run.code).state == RunState.DONE
     cost = synthesizing_cost(run)
     calls = len(llm_server.requests)
@@ -43,7 +45,7 @@ def test_a_stage_that_calls_the_llm_records_its_tokens(llm_server, scene, run, r
     assert (llm.calls, llm.prompt_tokens, llm.completion_tokens) == (calls, 120 * calls, 30 * calls)
     assert llm.seconds > 0 and cost.wall_s > 0 and cost.cpu_s >= 0
 
-    reports.check_request_report(reviewer, run, enqueue=False)  # a second version
+    check_request_report(reviewer, run, enqueue=False)  # a second version
     assert runner.step(run.code).state == RunState.DONE
     again = synthesizing_cost(run)
     assert again.llm.calls == len(llm_server.requests) > calls  # both builds counted
@@ -108,7 +110,7 @@ def test_the_method_section_states_the_runs_cost_in_every_format(scene, run, aut
     spent(run, "searching", SEARCHING)
     spent(run, "mining", MINING)
     spent(run, "synthesizing", {"wall_s": 99.0, "cpu_s": 99.0, "families": {}})  # left out
-    report = reports.do_build_report(run, author)
+    report = do_build_report(run, author)
     method = report.outline["appendix_d"]["method"]
     lines = [line for line in method if "of work" in line or line.startswith("Model use")]
     assert lines == [
@@ -121,9 +123,9 @@ def test_the_method_section_states_the_runs_cost_in_every_format(scene, run, aut
         " (1 call, 40 items, 0.3 s), llm (2 calls, 1,500 tokens in, 300 out, 9.0 s).",
     ]
     assert "13.7 s of work (CPU 3.7 s)" in report.markdown
-    html = render_html(reports.report_document(report))
+    html = render_html(report_document(report))
     assert "Mining 12.2 (3.4)" in html
     # frozen with the version: later spending never changes its exports
-    before = reports.render_format(report, reports.report_document(report), "md")
+    before = render_format(report, report_document(report), "md")
     spent(run, "countering", SEARCHING)
-    assert reports.render_format(report, reports.report_document(report), "md") == before
+    assert render_format(report, report_document(report), "md") == before

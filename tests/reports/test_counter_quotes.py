@@ -9,8 +9,10 @@ import re
 import pytest
 
 from ledger.models import EvidenceLink, Pool, Relation, Verdict, VerifierVote
-from review import reports
-from review.exports.withheld import REDACTED
+from reports.build import do_build_report
+from reports.export import do_export_report
+from reports.exports.withheld import REDACTED
+from reports.integrity import report_document
 from review.services.decisions import do_approve_claim, do_reject_claim
 from tests.reports.conftest import APPROVED, claim_from_source
 
@@ -58,13 +60,13 @@ def test_it_shows_a_contradicting_quote_whose_sentence_a_withheld_claim_restates
     run, sub, reviewer, author, state
 ):
     scene(run, sub, reviewer, state=state)
-    report = reports.do_build_report(run, author)
-    document = reports.report_document(report)
+    report = do_build_report(run, author)
+    document = report_document(report)
 
     [row] = document.counter.contradictions
     assert row.quote == CONTRARY
-    markdown = reports.do_export_report(report, "md", author).data.decode()
-    html = reports.do_export_report(report, "html", author).data.decode()
+    markdown = do_export_report(report, "md", author).data.decode()
+    html = do_export_report(report, "html", author).data.decode()
     counter = markdown.split("Counter-evidence", 1)[1]
     assert words(CONTRARY) in words(counter)
     assert words(CONTRARY) in words(html)
@@ -83,7 +85,7 @@ def test_it_redacts_a_contradicting_quote_that_is_not_its_snapshot_s_text(
     contradict(approved, mined, quote=forged)  # stored quote differs from the snapshot span
     do_approve_claim(reviewer, approved, approved.version)
     do_reject_claim(reviewer, mined, mined.version, "other", "out of scope")
-    document = reports.report_document(reports.do_build_report(run, author))
+    document = report_document(do_build_report(run, author))
 
     [row] = document.counter.contradictions
     assert REDACTED in row.quote and words(CONTRARY) not in words(row.quote)
@@ -111,7 +113,7 @@ def test_it_judges_a_contradiction_by_its_votes_not_by_its_retrieval_score(
             claim=approved, evidence=link, verifier=family, family=family,
             verdict=verdict, score=score, valid=valid,
         )  # fmt: skip
-    document = reports.report_document(reports.do_build_report(run, author))
+    document = report_document(do_build_report(run, author))
 
     [row] = document.counter.contradictions
     assert row.strength == "credible contradiction (rules 0.75, learned 0.53)"

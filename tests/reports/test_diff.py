@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 
 from ledger.models import Snapshot, Verdict
-from review import reports
+from reports.build import do_build_report
 from review.diff import diff_runs, previous_run
 from review.services.decisions import do_approve_claim
 from tests.factories import make_claim, make_passage, make_run, make_snapshot
@@ -110,7 +110,7 @@ def test_it_puts_the_diff_in_appendix_e_without_unapproved_text(two_runs, review
     rerun = two_runs["rerun"]
     new_a = two_runs["new"][0]
     do_approve_claim(reviewer, new_a, new_a.version)
-    report = reports.do_build_report(rerun, author)
+    report = do_build_report(rerun, author)
     appendix = report.outline["appendix_e"]
     assert appendix["summary"]["sources_changed"] == 1
     assert appendix["summary"]["decisions_to_rereview"] == 1

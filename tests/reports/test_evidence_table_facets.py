@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from ledger.models import SourceProfile
-from review import reports
+from reports.build import do_build_report
+from reports.integrity import report_document
 from review.services.decisions import do_approve_claim, do_narrow_claim
 from tests.reports.conftest import claim_from_source
 
@@ -33,8 +34,8 @@ def test_a_narrowed_negation_shows_dashes_not_no_effect(run, sub, reviewer, auth
     do_narrow_claim(reviewer, claim, claim.version, NARROWED, reason="narrower")
     claim.refresh_from_db()
     do_approve_claim(reviewer, claim, claim.version, "the guide states it plainly")
-    report = reports.do_build_report(run, author)
-    row = row_of(reports.report_document(report), "CPython docs")
+    report = do_build_report(run, author)
+    row = row_of(report_document(report), "CPython docs")
 
     assert (row.population, row.intervention, row.outcome, row.direction) == ("", "", "", "")
     table = report.markdown.split("Evidence table", 2)[-1].split("\n\n## ", 1)[0]
@@ -49,7 +50,7 @@ def test_a_study_of_people_shows_its_population_and_an_effect_reported_absent(
     source = claim.evidence.get().snapshot.source
     SourceProfile.objects.create(source=source, design="rct", humans=True, population="adults")
     do_approve_claim(reviewer, claim, claim.version)
-    row = row_of(reports.report_document(reports.do_build_report(run, author)), "Fever trial")
+    row = row_of(report_document(do_build_report(run, author)), "Fever trial")
 
     assert (row.population, row.intervention, row.outcome) == ("adults", "aspirin", "fever")
     assert row.direction == "no effect"  # "did not reduce": the effect reported absent
@@ -65,8 +66,8 @@ def test_a_reviewers_reporting_frame_is_not_the_intervention(run, sub, reviewer,
     do_narrow_claim(reviewer, claim, claim.version, framed, reason="attribution")
     claim.refresh_from_db()
     do_approve_claim(reviewer, claim, claim.version, "the trial states it plainly")
-    report = reports.do_build_report(run, author)
-    row = row_of(reports.report_document(report), "Fever trial")
+    report = do_build_report(run, author)
+    row = row_of(report_document(report), "Fever trial")
 
     assert (row.intervention, row.outcome) == ("Aspirin", "fever")  # the clause's own start
     assert framed in report.markdown  # the approved wording, as approved

@@ -7,22 +7,23 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 
-from review import reports
-from review.models import Export
+from reports.build import do_build_report
+from reports.export import FORMATS, do_export_report
+from reports.models import Export
 from tests.reports.bundles import bundle_problems
 
 
 @pytest.fixture
 def report(scene, run, author):
-    return reports.do_build_report(run, author)
+    return do_build_report(run, author)
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("fmt", sorted(reports.FORMATS))
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
 def test_it_writes_every_format_to_a_file(report, author, tmp_path, fmt):
     out = tmp_path / f"report.{fmt}"
     call_command("exportreport", str(report.code), "--format", fmt, "--out", str(out))
-    expected = reports.do_export_report(report, fmt, author).data
+    expected = do_export_report(report, fmt, author).data
     assert out.read_bytes() == expected
     if fmt == "zip":
         assert bundle_problems(out) == []

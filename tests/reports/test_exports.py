@@ -7,8 +7,9 @@ import pytest
 from django.db import connection
 from pypdf import PdfReader
 
-from review import reports
-from review.models import Export
+from reports.build import do_build_report
+from reports.export import FORMATS, ExportRefused, do_export_report
+from reports.models import Export
 from tests.reports.bundles import zip_text
 from tests.reports.conftest import APPROVED, WITHHELD
 
@@ -21,16 +22,16 @@ def pdf_text(data):
 
 @pytest.fixture
 def report(scene, run, author):
-    return reports.do_build_report(run, author)
+    return do_build_report(run, author)
 
 
 @pytest.mark.django_db
 def test_it_never_exports_the_text_of_a_rejected_or_unreviewed_claim(report, author):
     outputs = {}
     for fmt in ("md", "html", "bib", "csl"):
-        outputs[fmt] = reports.do_export_report(report, fmt, author).data.decode()
-    outputs["pdf"] = pdf_text(reports.do_export_report(report, "pdf", author).data)
-    for name, text in zip_text(reports.do_export_report(report, "zip", author).data).items():
+        outputs[fmt] = do_export_report(report, fmt, author).data.decode()
+    outputs["pdf"] = pdf_text(do_export_report(report, "pdf", author).data)
+    for name, text in zip_text(do_export_report(report, "zip", author).data).items():
         outputs[f"zip:{name}"] = text
     for where, text in outputs.items():
         for withheld in WITHHELD:
@@ -43,7 +44,7 @@ def test_it_never_exports_the_text_of_a_rejected_or_unreviewed_claim(report, aut
 
 @pytest.mark.django_db
 def test_it_prints_a_real_pdf_with_the_report_headings(report, author):
-    export = reports.do_export_report(report, "pdf", author)
+    export = do_export_report(report, "pdf", author)
     assert export.data.startswith(b"%PDF-")
     text = pdf_text(export.data)
     for heading in ("Does X cause Y?", "References", "Appendix A", "Appendix B", "Appendix E"):
@@ -58,8 +59,8 @@ def test_it_escapes_hostile_evidence_in_html(run, sub, reviewer, author):
     hostile = "The <script>alert(1)</script> dose lowers pain in adults."
     claim = claim_from_source(run, hostile, title="Hostile page", sub=sub)
     do_approve_claim(reviewer, claim, claim.version)
-    report = reports.do_build_report(run, author)
-    html = reports.do_export_report(report, "html", author).data.decode()
+    report = do_build_report(run, author)
+    html = do_export_report(report, "html", author).data.decode()
     assert "<script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "<script>" not in report.markdown
@@ -76,8 +77,8 @@ def test_it_refuses_export_naming_the_claim_when_a_snapshot_was_tampered(report,
             [snapshot.pk],
         )
     for fmt in ("md", "zip"):
-        with pytest.raises(reports.ExportRefused) as refused:
-            reports.do_export_report(report, fmt, author)
+        with pytest.raises(ExportRefused) as refused:
+            do_export_report(report, fmt, author)
         assert any(str(claim.code) in p and "C2" in p for p in refused.value.problems)
         assert all(str(scene["approved"][0].code) not in p for p in refused.value.problems)
     assert not Export.objects.exists()
@@ -92,17 +93,17 @@ def test_it_refuses_export_when_a_claim_was_rejected_after_the_report(
 
     claim = Claim.objects.get(pk=scene["approved"][0].pk)
     do_reject_claim(reviewer, claim, claim.version, "outdated")
-    with pytest.raises(reports.ExportRefused) as refused:
-        reports.do_export_report(report, "html", author)
+    with pytest.raises(ExportRefused) as refused:
+        do_export_report(report, "html", author)
     assert any("C1" in p and "no longer approved" in p for p in refused.value.problems)
 
 
 @pytest.mark.django_db
 def test_it_exports_bibtex_and_csl_json_of_the_cited_sources(report, author):
-    bib = reports.do_export_report(report, "bib", author).data.decode()
+    bib = do_export_report(report, "bib", author).data.decode()
     assert bib.count("@") == 2
     assert "title = {Aspirin trial}" in bib
-    csl = json.loads(reports.do_export_report(report, "csl", author).data)
+    csl = json.loads(do_export_report(report, "csl", author).data)
     assert [item["id"] for item in csl] == ["src1", "src2"]
     assert csl[0]["title"] == "Aspirin trial"
     assert csl[0]["note"].startswith(
@@ -127,8 +128,8 @@ def test_it_refuses_export_when_a_fingerprint_changed(report, scene, author, sql
     claim = scene["approved"][0]
     with connection.cursor() as cursor:
         cursor.execute(sql, [claim.pk])
-    with pytest.raises(reports.ExportRefused) as refused:
-        reports.do_export_report(report, "md", author)
+    with pytest.raises(ExportRefused) as refused:
+        do_export_report(report, "md", author)
     assert any(str(claim.code) in p and problem in p for p in refused.value.problems), (
         refused.value.problems
     )
@@ -136,7 +137,7 @@ def test_it_refuses_export_when_a_fingerprint_changed(report, scene, author, sql
 
 @pytest.mark.django_db
 def test_it_exports_every_format_twice_in_a_row_byte_identically(report, author):
-    first = {fmt: reports.do_export_report(report, fmt, author).data for fmt in reports.FORMATS}
-    again = {fmt: reports.do_export_report(report, fmt, author).data for fmt in reports.FORMATS}
+    first = {fmt: do_export_report(report, fmt, author).data for fmt in FORMATS}
+    again = {fmt: do_export_report(report, fmt, author).data for fmt in FORMATS}
     assert first == again
     assert first["pdf"].startswith(b"%PDF-")

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from review import reports
+from reports.build import do_build_report
 from tests.fake_openai import Seen, fake_openai
 
 UNSUPPORTED = "This proves that aspirin is safe for everyone"
@@ -30,7 +30,7 @@ def llm_server(settings):
 
 @pytest.mark.django_db
 def test_it_removes_and_records_an_unsupported_llm_sentence(llm_server, scene, run, author):
-    report = reports.do_build_report(run, author)
+    report = do_build_report(run, author)
     assert llm_server.requests[0].path == "/v1/chat/completions"
     assert llm_server.requests[0].body["model"] == "fake-writer"
     assert report.synthesizer.startswith("llm:fake-writer@http://127.0.0.1")
@@ -48,7 +48,7 @@ def test_it_removes_and_records_an_unsupported_llm_sentence(llm_server, scene, r
 def test_it_never_sends_excluded_claims_to_the_llm(llm_server, scene, run, author):
     from tests.reports.conftest import WITHHELD
 
-    reports.do_build_report(run, author)
+    do_build_report(run, author)
     sent = json.dumps([seen.body for seen in llm_server.requests])
     for text in WITHHELD:
         assert text not in sent

@@ -10,8 +10,9 @@ from django.contrib.staticfiles import finders
 from django.urls import reverse
 
 from ledger.models import Verdict
+from reports.build import do_build_report
+from reports.integrity import report_document
 from research.models import RunState, StageCheckpoint, StageStatus
-from review import reports
 from review.diff import RunDiffRecord
 from review.models import RunDiff
 from review.services.decisions import do_approve_claim
@@ -29,7 +30,7 @@ def done_run(scene, run, author):
     earlier = make_run(run.plan_version.plan)
     data = RunDiffRecord(old_run=str(earlier.code), new_run=str(run.code)).model_dump(mode="json")
     RunDiff.objects.create(run=run, against=earlier, data=data, carried_over=3, needs_review=2)
-    report = reports.do_build_report(run, author)
+    report = do_build_report(run, author)
     run.state = RunState.DONE
     run.save(update_fields=["state"])
     return run, report
@@ -132,9 +133,9 @@ def test_it_prints_an_approved_uncertain_claim_marked_instead_of_dropping_it(
     uncertain.evidence.update(relation="insufficient")
     do_approve_claim(reviewer, uncertain, uncertain.version, note="plausible, one trial reports it")
 
-    report = reports.do_build_report(run, author)
+    report = do_build_report(run, author)
 
-    document = reports.report_document(report)
+    document = report_document(report)
     assert str(uncertain.code) in report.claim_codes
     [row] = [c for c in document.claims if c.code == str(uncertain.code)]
     assert "verdict UNCERTAIN" in row.unsupported

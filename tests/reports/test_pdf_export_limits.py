@@ -12,16 +12,17 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django.urls import reverse
 
-from review import reports
-from review.exports import pdf
-from review.models import Export
+from reports.build import do_build_report
+from reports.export import _printing_slot
+from reports.exports import pdf
+from reports.models import Export
 
 BUSY = "You already have a PDF export printing: wait until it is downloaded, then export again"
 
 
 @pytest.fixture
 def report(scene, run, author):
-    return reports.do_build_report(run, author)
+    return do_build_report(run, author)
 
 
 @contextmanager
@@ -31,7 +32,7 @@ def printing_elsewhere(user):
 
     def hold() -> None:
         try:
-            with reports._printing_slot("pdf", user):
+            with _printing_slot("pdf", user):
                 held.set()
                 done.wait(30)
         finally:

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from review.exports import pdf
-from review.exports.pdf import render_pdf
+from reports.exports import pdf
+from reports.exports.pdf import render_pdf
 
 HTML = "<!doctype html><h1>Printer</h1>" + "<p>One browser prints every export.</p>" * 200
 DAY = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -183,7 +183,7 @@ def test_it_leaves_no_browser_behind_when_the_process_exits():
     script = (
         "import django, os; django.setup()\n"
         "from datetime import UTC, datetime\n"
-        "from review.exports.pdf import render_pdf\n"
+        "from reports.exports.pdf import render_pdf\n"
         "render_pdf('<p>exit</p>', dated=datetime(2026, 1, 1, tzinfo=UTC))\n"
         "print(os.getpid(), flush=True)\n"
         "input()\n"  # exits when the test closes its stdin

@@ -15,9 +15,10 @@ import pytest
 from ledger.models import Candidate, CandidateState, Claim, DispositionState, Verdict
 from ledger.services.ingest import ingest_documents
 from ledger.services.sparse_index import sync_sparse_index
+from reports.build import do_build_report
+from reports.export import do_export_report
 from research import runner, services
 from research.models import Run, RunState
-from review import reports
 from review.diff import diff_runs
 from review.services.decisions import (
     approval_refusal,
@@ -94,11 +95,11 @@ def test_it_goes_from_a_real_run_to_verified_exports_and_diffs_a_rerun(author, r
     assert approved, "the fixture library should yield at least one approvable claim"
     assert gate_status(first).open
 
-    report = reports.do_build_report(first, author)
+    report = do_build_report(first, author)
     dropped = Candidate.objects.filter(run=first, state=CandidateState.DROPPED).count()
     assert len(report.outline["appendix_a_set_aside"]) == dropped
     texts = {
-        fmt: reports.do_export_report(report, fmt, author).data
+        fmt: do_export_report(report, fmt, author).data
         for fmt in ("md", "html", "pdf", "zip", "bib", "csl")
     }
     assert texts["pdf"].startswith(b"%PDF")

@@ -15,10 +15,12 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.urls import reverse
 
 from ledger.models import Claim, EvidenceLink, Relation
+from reports.build import check_request_report
+from reports.export import FORMATS
+from reports.integrity import report_document
 from research import runner, services
 from research.models import Run, RunState
 from research.pipeline.records import parse_plan
-from review import reports
 from review.services.decisions import (
     approval_refusal,
     do_approve_claim,
@@ -84,17 +86,17 @@ def test_it_exports_every_format_twice_identically_and_proves_the_bundle(
         ("section", "chunk"),
     }
 
-    reports.check_request_report(reviewer, run, enqueue=False)
+    check_request_report(reviewer, run, enqueue=False)
     run = runner.run_to_end(run.code)  # the synthesizing stage, as a worker runs it
     assert run.state == RunState.DONE
     report = run.reports.get()
-    document = reports.report_document(report)
+    document = report_document(report)
     merged = [row for row in document.appendix_b if len(row.passages) > 1]
     assert merged and {p.kind for p in merged[0].passages} == {"chunk", "section"}
 
     client.force_login(author)
     downloads: dict[str, bytes] = {}
-    for fmt in reports.FORMATS:
+    for fmt in FORMATS:
         url = reverse("review-export-report", args=[report.code, fmt])
         first, second = client.get(url), client.get(url)
         assert (first.status_code, second.status_code) == (200, 200), (fmt, first.content[:300])

@@ -5,15 +5,16 @@ from django.db import connection
 from django.urls import reverse
 
 from ledger.models import Verdict
+from reports.build import do_build_report
+from reports.export import FORMATS
 from research import runner
 from research.models import RunState
-from review import reports
 from tests.reports.conftest import APPROVED, REJECTED, claim_from_source
 
 
 @pytest.fixture
 def report(scene, run, author):
-    return reports.do_build_report(run, author)
+    return do_build_report(run, author)
 
 
 def urls_for(run, report):
@@ -99,7 +100,7 @@ def test_it_downloads_every_format(client, author, report):
         response = client.get(reverse("review-export-report", args=[report.code, fmt]))
         assert response.status_code == 200, fmt
         assert response["Content-Type"].startswith(content_type)
-        assert f"-v1.{reports.FORMATS[fmt][1]}" in response["Content-Disposition"]
+        assert f"-v1.{FORMATS[fmt][1]}" in response["Content-Disposition"]
     response = client.get(reverse("review-export-report", args=[report.code, "docx"]))
     assert response.status_code == 404
 
@@ -139,7 +140,7 @@ def test_it_shows_the_run_diff(client, author, plan, run, scene):
 
 @pytest.mark.django_db
 def test_it_says_so_when_a_stored_document_is_of_another_format(client, author, report):
-    from review.models import Report
+    from reports.models import Report
 
     Report.objects.filter(pk=report.pk).update(outline={"format": "evidence-bureau-report/1"})
     client.force_login(author)

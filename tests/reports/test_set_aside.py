@@ -8,9 +8,11 @@ import zipfile
 
 import pytest
 
-from review import reports
-from review.exports.document import METHOD, leak_matcher, withheld_texts
-from review.exports.markdown import md_escape
+from reports.build import do_build_report
+from reports.export import ExportRefused, do_export_report
+from reports.exports.document import METHOD, leak_matcher, withheld_texts
+from reports.exports.markdown import md_escape
+from reports.integrity import report_document
 from review.services.decisions import do_approve_claim
 from tests.factories import make_candidate, make_passage, make_plan, make_run, make_snapshot
 from tests.reports.bundles import bundle_problems
@@ -39,13 +41,11 @@ def set_aside(run, sub):
 
 @pytest.fixture
 def report(scene, set_aside, run, author):
-    return reports.do_build_report(run, author)
+    return do_build_report(run, author)
 
 
 def _exports(report, author):
-    return {
-        fmt: reports.do_export_report(report, fmt, author).data for fmt in ("md", "html", "zip")
-    }
+    return {fmt: do_export_report(report, fmt, author).data for fmt in ("md", "html", "zip")}
 
 
 @pytest.mark.django_db
@@ -96,7 +96,7 @@ def test_it_prints_the_set_aside_candidates_counted_by_reason_in_markdown_and_ht
 
 @pytest.mark.django_db
 def test_it_puts_the_set_aside_candidates_in_a_bundle_that_verifies(report, author, tmp_path):
-    data = reports.do_export_report(report, "zip", author).data
+    data = do_export_report(report, "zip", author).data
     claims = json.loads(_zip_texts(data)["claims.json"])
     assert [row["label"] for row in claims["set_aside_at_mining"]] == ["M1", "M2"]
     path = tmp_path / "bundle.zip"
@@ -109,8 +109,8 @@ def test_it_refuses_an_export_whose_body_states_a_set_aside_candidate(report, ru
     # A candidate recorded after the report whose wording the report prints (its method).
     make_candidate(run, METHOD[2], reason="describes the study's aim or method, not a finding")
     for fmt in ("md", "html", "zip"):
-        with pytest.raises(reports.ExportRefused) as refused:
-            reports.do_export_report(report, fmt, author)
+        with pytest.raises(ExportRefused) as refused:
+            do_export_report(report, fmt, author)
         assert "excluded claim or candidate" in str(refused.value), fmt
 
 
@@ -144,13 +144,13 @@ def test_it_finds_a_set_aside_wording_in_a_body_but_not_in_the_plan_it_came_from
     do_approve_claim(reviewer, claim, claim.version)
     make_candidate(run, QUESTION, subquestion=sub)
     make_candidate(run, AIM, reason="describes the study's aim or method, not a finding")
-    report = reports.do_build_report(run, author)
+    report = do_build_report(run, author)
     withheld = withheld_texts(run, set(report.claim_codes))
-    matcher = leak_matcher(reports.report_document(report), withheld)
+    matcher = leak_matcher(report_document(report), withheld)
     assert matcher.first_leak(report.markdown) is None
     assert matcher.first_leak(f"{report.markdown} {AIM}") == AIM
     assert md_escape(QUESTION) in report.markdown  # the title: exported all the same
-    assert reports.do_export_report(report, "md", author).data
+    assert do_export_report(report, "md", author).data
 
 
 def _zip_texts(data):

@@ -7,7 +7,7 @@ import stat
 import pytest
 from django.urls import reverse
 
-from review import signing
+from reports import signing
 
 
 @pytest.fixture

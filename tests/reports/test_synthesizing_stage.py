@@ -5,25 +5,27 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from research.checkpoints import do_open_checkpoint
+from revis.factories import make_run
 
+from reports.build import ReportRefused, check_request_report
+from reports.export import FORMATS, do_export_report
+from reports.integrity import report_document
+from reports.models import Report
 from research import runner
 from research.models import RunState
 from research.pipeline.records import parse_plan
-from research.services.checkpoints import do_open_checkpoint
 from research.stages import synthesize
 from research.stages.base import StageContext
-from review import reports
-from review.models import Report
 from review.services.decisions import do_approve_claim
 from review.services.gate import gate_status
-from tests.factories import make_run
 from tests.reports.conftest import APPROVED, claim_from_source
 
 pytestmark = pytest.mark.django_db
 
 
 def requested(run, user):
-    reports.check_request_report(user, run, enqueue=False)
+    check_request_report(user, run, enqueue=False)
     run.refresh_from_db()
     assert run.state == RunState.SYNTHESIZING
     return run
@@ -43,14 +45,14 @@ def test_it_builds_the_report_in_the_stage_and_ends_the_run_done(scene, run, rev
     assert cp.notes["report"] == "version 1 (extractive)"
     assert cp.counters["claims"] == 2 and cp.counters["pdf_bytes"] > 1000
     assert cp.cursor["report"] == str(report.code)
-    assert set(cp.cursor["exports"]) == set(reports.FORMATS)
+    assert set(cp.cursor["exports"]) == set(FORMATS)
     assert not report.exports.exists()  # the stage's own export check records no download
 
 
 def test_it_refuses_to_start_while_the_gate_is_closed(run, sub, reviewer):
     claim_from_source(run, "Drug A lowers pain.", title="T", sub=sub, status="uncertain")
-    with pytest.raises(reports.ReportRefused, match="gate is closed"):
-        reports.check_request_report(reviewer, run, enqueue=False)
+    with pytest.raises(ReportRefused, match="gate is closed"):
+        check_request_report(reviewer, run, enqueue=False)
     run.refresh_from_db()
     assert run.state == RunState.AWAITING_REVIEW
 
@@ -87,7 +89,7 @@ def test_it_keeps_the_reviewed_run_when_the_build_crashes(scene, run, reviewer, 
     def crash(*args, **kwargs):
         raise RuntimeError("Chromium vanished")
 
-    monkeypatch.setattr(reports, "render_checked", crash)
+    monkeypatch.setattr(synthesize, "render_checked", crash)
     requested(run, reviewer)
     assert runner.step(run.code).state == RunState.AWAITING_REVIEW
     cp = run.checkpoints.get(stage=RunState.SYNTHESIZING)
@@ -105,8 +107,8 @@ def test_it_proves_the_very_bytes_later_downloads_get(scene, plan, run, sub, rev
     requested(rerun, reviewer)
     assert runner.step(rerun.code).state == RunState.DONE
     report = rerun.reports.get()
-    assert reports.report_document(report).appendix_e.summary
+    assert report_document(report).appendix_e.summary
     checked = rerun.checkpoints.get(stage=RunState.SYNTHESIZING).cursor["exports"]
     for fmt, sha in checked.items():
-        data = reports.do_export_report(report, fmt, author).data
+        data = do_export_report(report, fmt, author).data
         assert hashlib.sha256(data).hexdigest() == sha, fmt

@@ -7,8 +7,8 @@ states ("19 is neither counted nor stated").
 
 from __future__ import annotations
 
-from review.exports.answer import untraceable_numbers
-from review.exports.records import (
+from reports.exports.answer import untraceable_numbers
+from reports.exports.records import (
     AnswerSection,
     AnswerSentenceRow,
     BibEntry,

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import pytest
 
+from reports.build import check_request_report, do_build_report
+from reports.export import do_export_report
+from reports.integrity import report_document
 from research import runner
 from research.models import RunState
-from review import reports
 from review.services.decisions import do_approve_claim
 from tests.factories import make_claim, make_library, make_passage, make_snapshot
 from tests.reports.conftest import APPROVED
@@ -61,8 +63,8 @@ def named_run(run, library, reviewer):
 
 
 def test_a_reference_names_an_upload_by_its_title_and_library(named_run, library, author):
-    report = reports.do_build_report(named_run, author)
-    document = reports.report_document(report)
+    report = do_build_report(named_run, author)
+    document = report_document(report)
     references = {entry.title: entry.reference for entry in document.bibliography}
 
     assert set(references) == {"Aspirin after myocardial infarction", "doc-7"}
@@ -71,7 +73,7 @@ def test_a_reference_names_an_upload_by_its_title_and_library(named_run, library
         assert "sha256:" not in reference and "upload-" not in reference, reference
         assert str(library.code) not in reference
     for fmt in ("md", "html", "bib", "csl"):
-        text = reports.do_export_report(report, fmt, author).data.decode()
+        text = do_export_report(report, fmt, author).data.decode()
         assert "upload-" not in text.replace("upload-batch", ""), fmt
         assert f"upload-{library.code}" not in text and "sha256:abab" not in text, fmt
 
@@ -79,10 +81,10 @@ def test_a_reference_names_an_upload_by_its_title_and_library(named_run, library
 def test_appendix_d_names_the_library_and_the_state_the_run_ends_in(
     named_run, library, reviewer, author
 ):
-    reports.check_request_report(reviewer, named_run, enqueue=False)
+    check_request_report(reviewer, named_run, enqueue=False)
     assert runner.step(named_run.code).state == RunState.DONE
     report = named_run.reports.get()
-    document = reports.report_document(report)
+    document = report_document(report)
 
     assert document.appendix_d.run_state == RunState.DONE
     stages = {row.stage: row.status for row in document.appendix_d.stages}
@@ -92,5 +94,5 @@ def test_appendix_d_names_the_library_and_the_state_the_run_ends_in(
     assert f"library: {LIBRARY} ({str(library.code)[:8]})" in appendix
     assert str(library.code) not in appendix and "(synthesizing)" not in appendix
     assert "(done)" in appendix
-    html = reports.do_export_report(report, "html", author).data.decode()
+    html = do_export_report(report, "html", author).data.decode()
     assert f"library: {LIBRARY} ({str(library.code)[:8]})" in html

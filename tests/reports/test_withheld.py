@@ -10,8 +10,9 @@ import pytest
 from pypdf import PdfReader
 
 from ledger.models import Verdict
-from review import reports
-from review.exports.withheld import REDACTED, WithheldMatcher
+from reports.build import do_build_report
+from reports.export import do_export_report
+from reports.exports.withheld import REDACTED, WithheldMatcher
 from review.services.decisions import do_approve_claim, do_reject_claim
 from tests.reports.conftest import APPROVED, claim_from_source
 
@@ -33,10 +34,10 @@ def words(text: str) -> str:
 def exported_texts(report, author) -> dict[str, str]:
     texts = {}
     for fmt in ("md", "html", "bib", "csl"):
-        texts[fmt] = reports.do_export_report(report, fmt, author).data.decode()
-    pdf = reports.do_export_report(report, "pdf", author).data
+        texts[fmt] = do_export_report(report, fmt, author).data.decode()
+    pdf = do_export_report(report, "pdf", author).data
     texts["pdf"] = " ".join(p.extract_text() or "" for p in PdfReader(io.BytesIO(pdf)).pages)
-    data = reports.do_export_report(report, "zip", author).data
+    data = do_export_report(report, "zip", author).data
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         for name in archive.namelist():
             if not name.startswith("snapshots/"):
@@ -86,7 +87,7 @@ def test_it_never_exports_a_variant_of_an_unreviewed_claims_wording(
 
 
 def assert_no_variant_exported(run, author, quoted: str) -> None:
-    report = reports.do_build_report(run, author)
+    report = do_build_report(run, author)
     texts = exported_texts(report, author)  # every format exports (no refusal)
     core = words(quoted).removeprefix("context ").removesuffix(" perc")
     assert len(core.split()) >= 8

@@ -18,6 +18,7 @@ from ledger.models import CitationOutcome, CitedClaim, Claim, SearchHit
 from research import runner, services
 from research.models import ImportedReport, PlanKind, RunState
 from research.services import PlanInvalid
+from review.services.decisions import do_approve_claim
 from tests.pages import PageHandler
 
 pytestmark = pytest.mark.django_db
@@ -204,8 +205,9 @@ def test_the_import_page_keeps_what_was_pasted_when_it_refuses(author, client):
 def test_a_report_of_an_audit_carries_the_audited_report_in_its_signed_bundle(
     author, reviewer, base, tmp_path
 ):
-    from review import reports
-    from review.services.decisions import do_approve_claim, do_reject_claim
+    from reports.build import do_build_report
+    from reports.export import do_export_report
+    from review.services.decisions import do_reject_claim
     from tests.reports.bundles import bundle_problems, rewrite_zip, zip_text
 
     plan, run = audited(author, base)
@@ -215,10 +217,10 @@ def test_a_report_of_an_audit_carries_the_audited_report_in_its_signed_bundle(
             do_approve_claim(reviewer, claim, claim.version)
         else:
             do_reject_claim(reviewer, claim, claim.version, "unsupported")
-    report = reports.do_build_report(run, author)
+    report = do_build_report(run, author)
     assert report.audited["run"] == str(run.code)
 
-    files = zip_text(reports.do_export_report(report, "zip", author).data)
+    files = zip_text(do_export_report(report, "zip", author).data)
     audited_md = files["audited/report.md"]
     assert "**[unverifiable: C" not in audited_md  # rejected: the reviewer's word is last
     line = next(li for li in audited_md.splitlines() if "steering council in 2019" in li)
@@ -229,7 +231,7 @@ def test_a_report_of_an_audit_carries_the_audited_report_in_its_signed_bundle(
         " ".join(files["report/report.md"].split())
     )
     path = tmp_path / "bundle.zip"
-    path.write_bytes(reports.do_export_report(report, "zip", author).data)
+    path.write_bytes(do_export_report(report, "zip", author).data)
     assert bundle_problems(path) == []
     # The audited report is signed like every member: a changed mark is caught.
     forged = tmp_path / "forged.zip"

@@ -13,7 +13,7 @@ from research.pipeline.audit.check import (
     disposition,
     sentence_mark,
 )
-from review.exports.audited import AuditedReport, AuditRow, render_html, render_markdown
+from review.audited import AuditedReport, AuditRow, render_html, render_markdown
 
 REPORT = """# Heat pumps
 

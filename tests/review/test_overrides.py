@@ -6,7 +6,8 @@ import pytest
 from django.urls import reverse
 
 from ledger.models import Relation, ReviewState, Verdict
-from review import reports
+from reports.build import do_build_report
+from reports.integrity import report_document
 from review.models import GatePolicy, ReviewDecision
 from review.services.capsules import approved_capsules
 from review.services.decisions import DecisionRefused, do_approve_claim
@@ -90,8 +91,8 @@ def test_it_keeps_an_overridden_claim_in_the_report_with_its_contrary_evidence(
     reviewer, author, run, failed
 ):
     do_approve_claim(reviewer, failed, failed.version, REASON)
-    report = reports.do_build_report(run, author)
-    document = reports.report_document(report)
+    report = do_build_report(run, author)
+    document = report_document(report)
     [row] = document.claims
     assert row.text == failed.text
     assert row.override == f"FAIL overridden by reviewer: {REASON}"

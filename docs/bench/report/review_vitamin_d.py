@@ -36,9 +36,10 @@ from typing import Any
 from django.contrib.auth import get_user_model
 
 from ledger.models import Claim, Verdict
+from reports.build import check_request_report
+from reports.export import do_export_report
 from research import runner
 from research.models import Run
-from review import reports
 from review.services.decisions import (
     DecisionRefused,
     approval_refusal,
@@ -126,10 +127,10 @@ def main(run_code: str, out_dir: str, username: str = "runplan") -> None:
             }
         )
     (out / "decisions.json").write_text(json.dumps(log, indent=1))
-    reports.check_request_report(user, run, enqueue=False)
+    check_request_report(user, run, enqueue=False)
     run = runner.run_to_end(run.code)
     report = run.latest_report
     for fmt in ("md", "html", "pdf", "zip", "bib", "csl"):
-        export = reports.do_export_report(report, fmt, user)
+        export = do_export_report(report, fmt, user)
         (out / export.filename).write_bytes(export.data)
     print("state", run.state, "report", report.code, "claims", len(report.claim_codes))

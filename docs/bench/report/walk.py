@@ -40,7 +40,7 @@ from typing import Any
 from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository root
-from review.exports.pdf import CHROMIUM_ARGS  # noqa: E402  (the flags the product uses)
+from reports.exports.pdf import CHROMIUM_ARGS  # noqa: E402  (the flags the product uses)
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 TERMINAL = ("awaiting_review", "done", "failed", "cancelled")

@@ -78,8 +78,8 @@ class Command(BaseCommand):
             }
             options["json"].write_text(json.dumps(details, indent=2))
         if options["audited"]:
+            from review.audited import render_markdown
             from review.audits import audited_report
-            from review.exports.audited import render_markdown
 
             options["audited"].write_text(render_markdown(audited_report(run)))
 

@@ -2,7 +2,7 @@
 
 DOIs and arXiv ids in text, URLs and paths (read by :mod:`research.pipeline.identity`),
 arXiv's query field prefixes (:mod:`research.providers.search.arxiv`) and where a
-verifier's rationale turns to its internals (:mod:`review.exports.document`). Pure and
+verifier's rationale turns to its internals (:mod:`reports.exports.document`). Pure and
 deterministic.
 """
 
@@ -41,7 +41,7 @@ ARXIV_PATH = re.compile(rf"^/(?:abs|pdf|html|format|ps)/({_ARXIV_NEW}|{_ARXIV_OL
 # passed through unchanged.
 ARXIV_FIELD_PREFIX = re.compile(r"\b(?:ti|au|abs|co|jr|cat|rn|id|all):", re.IGNORECASE)
 
-# --- verifier rationales (review.exports.document.in_words) ------------------------------
+# --- verifier rationales (reports.exports.document.in_words) ------------------------------
 
 # Where a verifier's rationale turns from its verdict to its internals (vote scores,
 # thresholds, evidence ids, families that did not run): the appendix stops there.

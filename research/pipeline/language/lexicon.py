@@ -236,7 +236,7 @@ BRIDGE_WORDS = wordset(
     results implies imply explains explain due"""
 )
 
-# --- the answer table's noun phrases (review.exports.answer.noun_phrase) ----------------
+# --- the answer table's noun phrases (reports.exports.answer.noun_phrase) ----------------
 
 # Words a table cell's phrase must not end on ("… compared with"), nor follow a leading
 # past participle with ("reached with the recommended intakes": a verb phrase).

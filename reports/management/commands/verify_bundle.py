@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from review.exports.verify import BundleUnreadable, trusted_key, verify_bundle
+from reports.exports.verify import BundleUnreadable, trusted_key, verify_bundle
 
 
 class Command(BaseCommand):

@@ -1,12 +1,12 @@
 """The typed report document: what a report version says, frozen, for every export format.
 
 ``ReportDocument`` is built once when a report version is created
-(``review.exports.document.build_document``), stored as JSON in ``Report.outline`` and
+(``reports.exports.document.build_document``), stored as JSON in ``Report.outline`` and
 parsed back at that boundary (``Report.document``); every renderer (Markdown, HTML, PDF,
 bundle, citations) and every check reads these records, never a loose dict.
 
 Extending the report (a new section or table) means: a field with a default here, filled
-in ``build_document``, rendered in ``markdown.py`` and ``templates/review/report_body.html``.
+in ``build_document``, rendered in ``markdown.py`` and ``templates/reports/report_body.html``.
 A document of another ``format`` is refused with :class:`UnsupportedDocument`.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from review.exports.withheld import REDACTED
+from reports.exports.withheld import REDACTED
 
 FORMAT = "evidence-bureau-report/2"
 

@@ -9,20 +9,24 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from reports.access import can_build_report, get_report_for_user, run_reports
+from reports.build import ReportRefused, check_request_report
+from reports.export import FORMATS, ExportBusy, ExportRefused, do_export_report
+from reports.exports.html import report_context
+from reports.exports.pdf import PdfBusy, PdfError
+from reports.exports.records import UnsupportedDocument
+from reports.integrity import report_document
+from reports.models import Report
+from reports.preview import report_preview
+from reports.signing import key_id, key_path, public_key_b64, public_key_pem, signing_public_key
 from research.http import AuthedHttpRequest
 from research.models import Run
 from research.services import get_run_for_user
-from review import reports
 from review.diff import RunDiffRecord, previous_run
 from review.diff import diff_runs as compute_diff
-from review.exports.html import report_context
-from review.exports.pdf import PdfBusy, PdfError
-from review.exports.records import UnsupportedDocument
-from review.models import Report, RunDiff
-from review.preview import report_preview
+from review.models import RunDiff
 from review.rundiffs import stored_record
 from review.services.gate import gate_status
-from review.signing import key_id, key_path, public_key_b64, public_key_pem, signing_public_key
 
 
 @require_GET
@@ -30,21 +34,21 @@ def list_reports(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
     run = get_run_for_user(request.user, code)
     context = {
         "run": run,
-        "reports": reports.run_reports(run),
+        "reports": run_reports(run),
         "gate": gate_status(run),
-        "can_build": reports.can_build_report(request.user, run.plan_version.plan),
+        "can_build": can_build_report(request.user, run.plan_version.plan),
         "previous": previous_run(run),
         "preview": report_preview(run) if run.is_reviewable else None,
     }
-    return render(request, "review/report_list.html", context)
+    return render(request, "reports/report_list.html", context)
 
 
 @require_POST
 def create_report(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
     run = get_run_for_user(request.user, code)
     try:
-        reports.check_request_report(request.user, run)
-    except reports.ReportRefused as exc:
+        check_request_report(request.user, run)
+    except ReportRefused as exc:
         messages.error(request, str(exc))
         return redirect("review-list-reports", code=run.code)
     messages.success(request, "Building the report: a worker writes it; this page shows progress.")
@@ -53,19 +57,19 @@ def create_report(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
 
 @require_GET
 def show_report(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
-    report = reports.get_report_for_user(request.user, code)
+    report = get_report_for_user(request.user, code)
     try:
-        doc, unreadable = reports.report_document(report), ""
+        doc, unreadable = report_document(report), ""
     except UnsupportedDocument as exc:  # built by older code: say so, lose nothing
         doc, unreadable = None, str(exc)
     context = {
         **(report_context(doc) if doc is not None else {}),
         "report": report,
         "unreadable": unreadable,
-        "versions": reports.run_reports(report.run),
-        "formats": reports.FORMATS,
+        "versions": run_reports(report.run),
+        "formats": FORMATS,
     }
-    return render(request, "review/report_detail.html", context)
+    return render(request, "reports/report_detail.html", context)
 
 
 @require_GET
@@ -79,13 +83,13 @@ def show_report_version(request: AuthedHttpRequest, code: UUID, version: int) ->
 
 @require_GET
 def export_report(request: AuthedHttpRequest, code: UUID, fmt: str) -> HttpResponse:
-    report = reports.get_report_for_user(request.user, code)
+    report = get_report_for_user(request.user, code)
     try:
-        export = reports.do_export_report(report, fmt, request.user)
-    except reports.ExportRefused as exc:
+        export = do_export_report(report, fmt, request.user)
+    except ExportRefused as exc:
         context = {"report": report, "problems": exc.problems}
-        return render(request, "review/report_refused.html", context, status=409)
-    except reports.ExportBusy as exc:  # this user's PDF is still printing: nothing lost
+        return render(request, "reports/report_refused.html", context, status=409)
+    except ExportBusy as exc:  # this user's PDF is still printing: nothing lost
         return _not_exported(request, report, exc, 429, EXPORT_RETRY_AFTER_S)
     except PdfBusy as exc:  # every printing slot stayed taken for the whole wait
         return _not_exported(request, report, exc, 503, exc.retry_after_s)
@@ -108,7 +112,7 @@ def _not_exported(
 ) -> HttpResponse:
     """The reason an export was not made, on the app's page (the message in ``#not-exported``)."""
     context = {"report": report, "message": str(error), "retry_after_s": retry_after_s}
-    response = render(request, "review/report_not_exported.html", context, status=status)
+    response = render(request, "reports/report_not_exported.html", context, status=status)
     if retry_after_s:
         response["Retry-After"] = str(retry_after_s)
     return response
@@ -126,7 +130,7 @@ def diff_runs(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
         diff = compute_diff(against, run) if against is not None else None
     runs = Run.objects.filter(plan_version__plan=run.plan_version.plan).exclude(pk=run.pk)
     context = {"run": run, "against": against, "diff": diff, "runs": runs}
-    return render(request, "review/diff.html", context)
+    return render(request, "reports/diff.html", context)
 
 
 def _against(request: AuthedHttpRequest, run: Run) -> Run | None:
@@ -152,7 +156,7 @@ def about(request: AuthedHttpRequest) -> HttpResponse:
         "key_id": key_id(key),
         "key_file": key_path().name,
     }
-    return render(request, "review/about.html", context)
+    return render(request, "reports/about.html", context)
 
 
 @require_GET

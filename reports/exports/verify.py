@@ -41,16 +41,16 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from pydantic import ValidationError
 
-from research.pipeline.text import claim_fingerprint
-from review.exports.bundle import FORMAT, MANIFEST, SIGNATURE, UNLISTED, BundleClaims
-from review.exports.records import EvidenceRow, ReportDocument, UnsupportedDocument
-from review.signing import (
+from reports.exports.bundle import FORMAT, MANIFEST, SIGNATURE, UNLISTED, BundleClaims
+from reports.exports.records import EvidenceRow, ReportDocument, UnsupportedDocument
+from reports.signing import (
     KeyUnreadable,
     key_id,
     load_public_key,
     public_key_b64,
     signature_valid,
 )
+from research.pipeline.text import claim_fingerprint
 
 CHUNK = 1 << 20
 MAX_JSON_BYTES = 64 << 20
@@ -136,7 +136,7 @@ def _verify(
 
 def trusted_key(given: str | None) -> Ed25519PublicKey | None:
     """The key named on the command line, else this instance's (None if it has none)."""
-    from review.signing import instance_public_key
+    from reports.signing import instance_public_key
 
     if given:
         try:

@@ -22,10 +22,9 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
-from research.pipeline.text import claim_fingerprint
-from review.exports.bundle import build_bundle, to_json
-from review.exports.document import sha256_text
-from review.exports.records import (
+from reports.exports.bundle import build_bundle, to_json
+from reports.exports.document import sha256_text
+from reports.exports.records import (
     CheckAppendix,
     ClaimRow,
     DiffAppendix,
@@ -37,7 +36,8 @@ from review.exports.records import (
     SectionRow,
     SentenceRow,
 )
-from review.signing import instance_private_key
+from reports.signing import instance_private_key
+from research.pipeline.text import claim_fingerprint
 
 CLAIMS = 40
 WORDS = [
@@ -71,8 +71,8 @@ with open("/proc/self/clear_refs", "w") as refs:
     refs.write("5")  # reset the peak inherited from the parent
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django.setup()
-from review.exports.verify import verify_bundle
-from review.signing import signing_public_key
+from reports.exports.verify import verify_bundle
+from reports.signing import signing_public_key
 key = signing_public_key()
 base = hwm()
 start = time.perf_counter()

@@ -18,11 +18,11 @@ with its sha256)::
     decisions.json           the review audit log
     sources.bib, sources.csl.json
     audited/report.md|.html  an audit run only: the imported report's text, every sentence
-                             marked, with the disposition ledger (review.exports.audited)
+                             marked, with the disposition ledger (review.audited)
 
 The archive is deterministic: sorted entries, fixed timestamps, and Ed25519 signatures
 are deterministic too, so the same report exports to the same bytes. The offline check
-is ``review.exports.verify``.
+is ``reports.exports.verify``.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from review.exports.records import (
+from reports.exports.records import (
     AuditRow,
     ClaimRow,
     ExcludedRow,
@@ -45,7 +45,7 @@ from review.exports.records import (
     ReportDocument,
     SetAsideRow,
 )
-from review.signing import ALGORITHM, key_id, public_key_b64
+from reports.signing import ALGORITHM, key_id, public_key_b64
 
 FORMAT = "evidence-bureau-bundle/2"
 MANIFEST = "manifest.json"

@@ -12,7 +12,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from review.exports.records import (
+from reports.exports.records import (
     AnswerSentenceRow,
     AuditRow,
     ClaimRow,

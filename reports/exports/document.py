@@ -1,4 +1,4 @@
-"""Building the frozen report document (``review.exports.records.ReportDocument``).
+"""Building the frozen report document (``reports.exports.records.ReportDocument``).
 
 Built once, when a report version is created, from the synthesis output and the ledger
 as it stood; stored in ``Report.outline`` so that every later export of that version
@@ -13,7 +13,7 @@ sentence first, then by score, then by source and offsets.
 Excluded claims (rejected by a reviewer, unreviewed, failed, uncertain) appear only by
 label, code, status and reason; their text never enters the document. Neither does the
 text of a candidate the claim miner set aside. Free-text reasons are redacted against
-every withheld text in any variant (``review.exports.withheld``), and exports scan
+every withheld text in any variant (``reports.exports.withheld``), and exports scan
 their output once more before anything leaves the server.
 """
 
@@ -40,14 +40,7 @@ from ledger.models import (
     Snapshot,
     Source,
 )
-from research.models import Run, RunState, StageStatus
-from research.pipeline.language.formats import RATIONALE_INTERNALS
-from research.pipeline.language.lexicon import content_words
-from research.pipeline.language.sentences import split_sentences
-from research.pipeline.synthesize import Section, Synthesis
-from research.providers.usage import Cost, total
-from review.diff import RunDiffRecord
-from review.exports.answer import (
+from reports.exports.answer import (
     GapInputs,
     Numbering,
     answer_section,
@@ -57,9 +50,8 @@ from review.exports.answer import (
     gaps_note,
     source_quote,
 )
-from review.exports.audited import AuditedReport
-from review.exports.citations import bibliography_entry
-from review.exports.records import (
+from reports.exports.citations import bibliography_entry
+from reports.exports.records import (
     AuditRow,
     BibEntry,
     CheckAppendix,
@@ -80,9 +72,17 @@ from review.exports.records import (
     SetAsideRow,
     StageRow,
 )
-from review.exports.withheld import WithheldMatcher
+from reports.exports.withheld import WithheldMatcher
+from reports.preview import unsupported_reason
+from research.models import Run, RunState, StageStatus
+from research.pipeline.language.formats import RATIONALE_INTERNALS
+from research.pipeline.language.lexicon import content_words
+from research.pipeline.language.sentences import split_sentences
+from research.pipeline.synthesize import Section, Synthesis
+from research.providers.usage import Cost, total
+from review.audited import AuditedReport
+from review.diff import RunDiffRecord
 from review.models import Action, ReviewDecision
-from review.preview import unsupported_reason
 
 # A set-aside candidate with fewer content words states nothing (the miner's own "too
 # short to state a fact" threshold, MineConfig.min_content_words): its words may appear.
@@ -178,7 +178,7 @@ def cited_quotes(links: Iterable[EvidenceLink], *, override: bool = False) -> li
 
 @dataclass(frozen=True)
 class DocumentInputs:
-    """Everything ``build_document`` reads, loaded by ``review.reports``."""
+    """Everything ``build_document`` reads, loaded by ``reports.build``."""
 
     run: Run
     version: int

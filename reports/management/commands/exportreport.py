@@ -8,8 +8,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from review import reports
-from review.exports.pdf import PdfError
+from reports.access import ReportNotFound, find_report, find_user
+from reports.export import FORMATS, ExportBusy, ExportRefused, do_export_report
+from reports.exports.pdf import PdfError
 
 
 class Command(BaseCommand):
@@ -21,19 +22,19 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("report", help="report code, or run code")
-        parser.add_argument("--format", required=True, choices=sorted(reports.FORMATS))
+        parser.add_argument("--format", required=True, choices=sorted(FORMATS))
         parser.add_argument("--out", required=True, help="file to write ('-' for stdout)")
         parser.add_argument("--report-version", type=int, help="with a run code: this version")
         parser.add_argument("--user", help="username recorded on the export (default: none)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            report = reports.find_report(options["report"], options["report_version"])
-            user = reports.find_user(options["user"]) if options["user"] else None
-            export = reports.do_export_report(report, options["format"], user)
-        except (reports.ReportNotFound, reports.ExportBusy, PdfError) as exc:
+            report = find_report(options["report"], options["report_version"])
+            user = find_user(options["user"]) if options["user"] else None
+            export = do_export_report(report, options["format"], user)
+        except (ReportNotFound, ExportBusy, PdfError) as exc:
             raise CommandError(str(exc)) from exc
-        except reports.ExportRefused as exc:
+        except ExportRefused as exc:
             for problem in exc.problems:
                 self.stderr.write(f"REFUSED {problem}")
             raise CommandError("export refused: nothing written") from exc

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from review import report_views as views
+from reports import views
 
 run_report_urls = [
     path("runs/<uuid:code>/reports/", views.list_reports, name="review-list-reports"),

@@ -2,7 +2,7 @@
 counter-evidence and disagreement, gaps — and the check that every number the bottom
 line prints is traceable to approved capsules.
 
-Built with the rest of the frozen document (``review.exports.document.build_document``)
+Built with the rest of the frozen document (``reports.exports.document.build_document``)
 from the synthesis (``research.pipeline.answer``) and the ledger as it stood. Only
 reported (approved) claims are named by text; any other claim by its Appendix A label
 and why it is out. A quote is its source's own words, shown as stored when it is its
@@ -19,19 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ledger.models import Claim, ContestedPair, EvidenceGap, EvidenceLink, Relation, Source
-from research.pipeline.answer import Answer, AnswerSentence, BottomLine
-from research.pipeline.claims.design import DESIGN_LABELS
-from research.pipeline.claims.facets import Facets, facets
-from research.pipeline.language.lexicon import (
-    MEASURE_HEAD_WORDS,
-    PHRASE_CLAUSE_WORDS,
-    PHRASE_FUNCTION_WORDS,
-    UNRESOLVED_WORDS,
-)
-from research.pipeline.planner import analyze_question, field_register
-from research.pipeline.verify.restate import plain, reporting_frame
-from review.exports.citations import source_title
-from review.exports.records import (
+from reports.exports.citations import source_title
+from reports.exports.records import (
     AnswerSection,
     AnswerSentenceRow,
     BottomLineRow,
@@ -47,7 +36,18 @@ from review.exports.records import (
     ReportDocument,
     SourceRow,
 )
-from review.exports.withheld import WithheldMatcher
+from reports.exports.withheld import WithheldMatcher
+from research.pipeline.answer import Answer, AnswerSentence, BottomLine
+from research.pipeline.claims.design import DESIGN_LABELS
+from research.pipeline.claims.facets import Facets, facets
+from research.pipeline.language.lexicon import (
+    MEASURE_HEAD_WORDS,
+    PHRASE_CLAUSE_WORDS,
+    PHRASE_FUNCTION_WORDS,
+    UNRESOLVED_WORDS,
+)
+from research.pipeline.planner import analyze_question, field_register
+from research.pipeline.verify.restate import plain, reporting_frame
 from review.models import Action
 
 CONTRARY = {

@@ -1,7 +1,7 @@
 """Standalone HTML: one file, styles inline, no scripts, evidence autoescaped.
 
-``report_context(doc)`` is what ``templates/review/report_body.html`` reads; the in-app
-report page uses the same context and the same stylesheet (``review/_report.css``), so
+``report_context(doc)`` is what ``templates/reports/report_body.html`` reads; the in-app
+report page uses the same context and the same stylesheet (``reports/_report.css``), so
 the page, the HTML export and the PDF printed from it show the same report.
 """
 
@@ -11,8 +11,8 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
-from review.exports import markdown as md
-from review.exports.records import ReportDocument
+from reports.exports import markdown as md
+from reports.exports.records import ReportDocument
 
 
 def report_context(doc: ReportDocument) -> dict[str, Any]:
@@ -42,4 +42,4 @@ def report_context(doc: ReportDocument) -> dict[str, Any]:
 
 
 def render_html(doc: ReportDocument) -> str:
-    return render_to_string("review/report_export.html", report_context(doc))
+    return render_to_string("reports/report_export.html", report_context(doc))

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from ledger.models import Snapshot, Source
-from review.exports.records import BibEntry, SnapshotRef
+from reports.exports.records import BibEntry, SnapshotRef
 
 BIBTEX_TYPES = {"paper": "article", "preprint": "misc", "dataset": "misc"}
 # CSL types whose venue is the journal or site they appeared in (container-title).
