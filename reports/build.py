@@ -38,6 +38,7 @@ from reports.integrity import quote_problems
 from reports.models import Report
 from reports.preview import left_out_reason, unsupported_reason
 from research.models import Run
+from research.pipeline import report_check
 from research.pipeline.claims.facets import facets
 from research.pipeline.synthesize import Capsule, CapsuleEvidence, Synthesis, synthesize
 from research.providers.llm import LLMClient
@@ -87,9 +88,14 @@ class ReportInputs:
         return [to_capsule(self.claims[code], self.quotes[code]) for code in self.claims]
 
     def synthesize(self, llm: LLMClient | None) -> Synthesis:
-        """The pure synthesis step over the approved capsules, the bottom line included."""
+        """The pure synthesis step over the approved capsules, the bottom line included,
+        every sentence then judged by the semantic check (``research.pipeline.report_check``)."""
         return synthesize(
-            self.capsules(), llm=llm, question=self.question, subquestions=self.subquestions
+            self.capsules(),
+            llm=llm,
+            question=self.question,
+            subquestions=self.subquestions,
+            check=report_check.from_settings(),
         )
 
 

@@ -68,6 +68,9 @@ def show_report(request: AuthedHttpRequest, code: UUID) -> HttpResponse:
         "unreadable": unreadable,
         "versions": run_reports(report.run),
         "formats": FORMATS,
+        # What the post-synthesis checks took out of the writer's prose, each sentence
+        # named (never exported: no one approved these words).
+        "removed": [f for f in report.check_findings if f.get("action") in ("removed", "refused")],
     }
     return render(request, "reports/report_detail.html", context)
 

@@ -651,6 +651,7 @@ def _plan_and_method(
             *audit_method(audited),
             *cost_method(run),
             f"Synthesizer: {synthesis.synthesizer}.",
+            *([synthesis.check.summary()] if synthesis.check else []),
         ],
     )
 

@@ -216,11 +216,14 @@ def _check(
         return SentenceCheck(*base, REFUSED, 0.0, 0.0, reason="cites no approved claim")
     if any(_same(hypothesis.text, p.text) for p in hypothesis.premises):
         return SentenceCheck(*base, IDENTICAL, *scores)
-    failed = [a for a in atoms if not (a.identical or a.entailed)]
+    failed = [n for n, a in enumerate(atoms, 1) if not (a.identical or a.entailed)]
     if failed:
+        # The reason names propositions by number: it is exported (Appendix "Post-synthesis
+        # check"), and text no one approved never is; the sentence is kept beside it.
         named = "; ".join(
-            f"“{a.text}” (entailment {a.entailment:.2f}, contradiction {a.contradiction:.2f})"
-            for a in failed
+            f"proposition {n} of {len(atoms)} (entailment {atoms[n - 1].entailment:.2f}, "
+            f"contradiction {atoms[n - 1].contradiction:.2f})"
+            for n in failed
         )
         reason = f"no cited claim entails {named}; entailment needs ≥ {bar:.2f}"
         return SentenceCheck(*base, REFUSED, *scores, reason=reason)

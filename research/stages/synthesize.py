@@ -65,7 +65,9 @@ def run(ctx: StageContext) -> str:
         logger.exception("run %s: building the report crashed", ctx.run.code)
         ctx.note("report", f"not built: {type(exc).__name__}: {exc}")
         return RunState.AWAITING_REVIEW
-    ctx.note("report", f"version {report.version} ({report.synthesizer})")
+    refused = synthesis.check.refused if synthesis.check else []
+    said = f"; the semantic check refused {len(refused)} sentence(s)" if refused else ""
+    ctx.note("report", f"version {report.version} ({report.synthesizer}){said}")
     ctx.count(claims=len(report.claim_codes))
     return RunState.DONE
 

@@ -49,7 +49,7 @@ def test_the_writer_adds_an_unsupported_sentence_and_the_build_refuses_it_by_nam
     assert "The policy lowered tax revenue." not in sentences
     refused = [f for f in result.findings if f.action == "refused"]
     assert [f.sentence for f in refused] == ["The policy lowered tax revenue."]
-    assert "no cited claim entails “The policy lowered tax revenue.”" in refused[0].reason
+    assert refused[0].reason.startswith("no cited claim entails proposition 1 of 1 (entailment")
     # the claim the refused sentence stood for is stated as approved instead, and judged
     assert MIXED.text in sentences
     assert result.check is not None
@@ -83,7 +83,7 @@ def test_a_sentence_may_join_two_cited_claims_but_not_bridge_them(scorer):
     bridge = Hypothesis("s", "Aspirin may lower blood pressure in older adults.", both)
     result = check_sentences([joined, bridge], scorer, BAR)
     assert [s.outcome for s in result.sentences] == [ENTAILED, REFUSED]
-    assert "Aspirin may lower blood pressure" in result.sentences[1].reason
+    assert "proposition 1 of 1" in result.sentences[1].reason
 
 
 class Judge:
