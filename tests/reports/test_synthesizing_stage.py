@@ -5,8 +5,6 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-from research.checkpoints import do_open_checkpoint
-from revis.factories import make_run
 
 from reports.build import ReportRefused, check_request_report
 from reports.export import FORMATS, do_export_report
@@ -15,10 +13,12 @@ from reports.models import Report
 from research import runner
 from research.models import RunState
 from research.pipeline.records import parse_plan
+from research.services.checkpoints import do_open_checkpoint
 from research.stages import synthesize
 from research.stages.base import StageContext
 from review.services.decisions import do_approve_claim
 from review.services.gate import gate_status
+from tests.factories import make_run
 from tests.reports.conftest import APPROVED, claim_from_source
 
 pytestmark = pytest.mark.django_db
