@@ -25,6 +25,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             r"(research|ledger|review|reports)(\.(models|apps|migrations)(\..+)?)?$",
             r"research\.(roles|progress|queue)$",
+            r"review\.records$",  # the typed records review's models read and write
         ),
     ),
     ("training and benchmarks", (r"research\.bench(\..+)?$",)),
@@ -33,7 +34,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "app services",
         (
             r"research\.services(\..+)?$",
-            r"review\.(services|diff|rundiffs|shadow|fragments|audits|audited)",
+            r"review\.(services|readers|diff|rundiffs|shadow|fragments|audits|audited)",
             r"reports\.(access|build|integrity|export|exports|signing|preview)(\..+)?$",
         ),
     ),

@@ -13,8 +13,19 @@ from tests.fake_openai import Seen, fake_openai
 UNSUPPORTED = "This proves that aspirin is safe for everyone"
 
 
+def supports(request: Seen) -> str:
+    """As an LLM judge (configured with the writer: the semantic check asks it about every
+    sentence the entailment model entails): "supports", quoting the first passage."""
+    evidence_id, passage = re.findall(r"^\[([^\]]+)\]\n(.+)$", request.prompt, re.M)[0]
+    vote = {"evidence_id": evidence_id, "verdict": "supports", "quote": passage,
+            "confidence": 0.9, "rationale": "it states it"}  # fmt: skip
+    return json.dumps({"votes": [vote]})
+
+
 def restates(request: Seen) -> str:
     """Restates each approved claim it is given, tagged, then adds one unsupported sentence."""
+    if request.prompt.startswith("Claim:"):
+        return supports(request)
     claims = re.findall(r"^\[(C\d+)\] (.+)$", request.prompt, flags=re.M)
     prose = " ".join(f"{text.rstrip('.')} [{label}]." for label, text in claims)
     return prose + f" {UNSUPPORTED} [{claims[0][0]}]."
@@ -65,10 +76,7 @@ def paraphrases(request: Seen) -> str:
     to. As the judge (an LLM is configured, so it judges what the model entails too):
     "supports", quoting the passage."""
     if request.prompt.startswith("Claim:"):
-        evidence_id, passage = re.findall(r"^\[([^\]]+)\]\n(.+)$", request.prompt, re.M)[0]
-        vote = {"evidence_id": evidence_id, "verdict": "supports", "quote": passage,
-                "confidence": 0.9, "rationale": "it states it"}  # fmt: skip
-        return json.dumps({"votes": [vote]})
+        return supports(request)
     labels = {text: label for label, text in re.findall(r"^\[(C\d+)\] (.+)$", request.prompt, re.M)}
     aspirin = next(label for text, label in labels.items() if text.startswith("Aspirin"))
     return f"{PARAPHRASE} [{aspirin}]. {OPPOSITE} [{labels[MIXED]}]."
