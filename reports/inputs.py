@@ -31,13 +31,7 @@ from ledger.models import (
     Source,
     Verdict,
 )
-from reports.exports.answer import source_design, source_studied
-from reports.exports.document import (
-    MIN_WITHHELD_CONTENT_WORDS,
-    CitedQuote,
-    DocumentInputs,
-    cited_quotes,
-)
+from reports.exports.document import MIN_WITHHELD_CONTENT_WORDS, CitedQuote, DocumentInputs
 from reports.exports.facts import (
     CheckpointFacts,
     ClaimFacts,
@@ -59,14 +53,13 @@ from reports.exports.facts import (
     VoteFacts,
 )
 from reports.integrity import quote_problems
-from reports.preview import left_out_reason, unsupported_reason
+from reports.preview import left_out_reason
 from research.models import PlanVersion, Run
 from research.pipeline import report_check
-from research.pipeline.claims.facets import facets
 from research.pipeline.language.lexicon import content_words
 from research.pipeline.planner import analyze_question, field_register
 from research.pipeline.records import parse_plan
-from research.pipeline.synthesize import Capsule, CapsuleEvidence, Synthesis, synthesize
+from research.pipeline.synthesize import Capsule, Synthesis, synthesize
 from research.providers.llm import LLMClient
 from review.audited import AuditedReport
 from review.audits import audit_of
@@ -74,7 +67,7 @@ from review.diff import RunDiffRecord
 from review.models import ReviewDecision
 from review.readers import run_decisions
 from review.rundiffs import run_diff_record
-from review.services.capsules import approved_capsules
+from review.services.capsules import approved_capsules, unsupported_reason
 from review.services.gate import gate_status
 
 
@@ -98,6 +91,7 @@ class ReportInputs:
 
     plan: PlanFacts
     run: RunFacts
+    capsules: tuple[Capsule, ...]  # what synthesis reads (review.services.capsules)
     claims: dict[str, ClaimFacts]  # approved claims by code, in review order
     quotes: dict[str, list[CitedQuote]]  # their cited quotes
     run_claims: tuple[ClaimFacts, ...]  # every claim of the run, by pk
@@ -120,14 +114,11 @@ class ReportInputs:
     def subquestions(self) -> tuple[tuple[str, str], ...]:
         return self.plan.enabled_subquestions()
 
-    def capsules(self) -> list[Capsule]:
-        return [to_capsule(self.claims[code], self.quotes[code]) for code in self.claims]
-
     def synthesize(self, llm: LLMClient | None) -> Synthesis:
         """The pure synthesis step over the approved capsules, the bottom line included,
         every sentence then judged by the semantic check (``research.pipeline.report_check``)."""
         return synthesize(
-            self.capsules(),
+            list(self.capsules),
             llm=llm,
             question=self.question,
             subquestions=self.subquestions,
@@ -179,7 +170,8 @@ def load_report_inputs(run: Run) -> ReportInputs:
     gate = gate_status(run)
     if not gate.open:
         raise ReportRefused(f"The review gate is closed: {gate.reason}")
-    claims, quotes = _approved(run)
+    capsules = tuple(approved_capsules(run))  # read once
+    claims, quotes = _approved(capsules)
     problems = [p for code, claim in claims.items() for p in quote_problems(claim, quotes[code])]
     if problems:
         raise ReportRefused("Evidence changed since review: " + "; ".join(problems))
@@ -194,6 +186,7 @@ def load_report_inputs(run: Run) -> ReportInputs:
     return ReportInputs(
         plan=plan,
         run=run_facts(run, sources),
+        capsules=capsules,
         claims=claims,
         quotes=quotes,
         run_claims=tuple(claim_facts(c) for c in rows),
@@ -213,10 +206,12 @@ def load_report_inputs(run: Run) -> ReportInputs:
 # --- approved claims and their quotes ---------------------------------------------------
 
 
-def _approved(run: Run) -> tuple[dict[str, ClaimFacts], dict[str, list[CitedQuote]]]:
-    capsules = approved_capsules(run)
-    overridden = {str(c.code) for c in capsules if c.override}
-    codes = [str(capsule.code) for capsule in capsules]
+def _approved(
+    capsules: Sequence[Capsule],
+) -> tuple[dict[str, ClaimFacts], dict[str, list[CitedQuote]]]:
+    """The approved claims as records, with the quotes their capsules cite (each span with
+    every evidence link behind it, for Appendix B)."""
+    codes = [capsule.code for capsule in capsules]
     rows = (
         Claim.objects.filter(code__in=codes)
         .select_related("subquestion")
@@ -237,12 +232,29 @@ def _approved(run: Run) -> tuple[dict[str, ClaimFacts], dict[str, list[CitedQuot
         for code in codes
         if code in by_code
     }
-    # An approved claim without verified support is printed, marked, citing its anchor.
     quotes = {
-        code: cited_quotes(claim.evidence, override=code in overridden or bool(claim.unsupported))
-        for code, claim in claims.items()
+        capsule.code: _cited(capsule, claims[capsule.code])
+        for capsule in capsules
+        if capsule.code in claims
     }
     return claims, quotes
+
+
+def _cited(capsule: Capsule, claim: ClaimFacts) -> list[CitedQuote]:
+    links = {link.pk: link for link in claim.evidence}
+    quotes = []
+    for evidence in capsule.evidence:
+        span = tuple(links[pk] for pk in evidence.link_ids)
+        quotes.append(
+            CitedQuote(
+                snapshot=span[0].snapshot,
+                quote=evidence.quote,
+                quote_start=evidence.quote_start,
+                quote_end=evidence.quote_end,
+                links=span,
+            )
+        )
+    return quotes
 
 
 class _SourceCache:
@@ -372,41 +384,6 @@ def decision_facts(decision: ReviewDecision) -> DecisionFacts:
         override=decision.override,
         verdict_at_decision=decision.verdict_at_decision,
         carried_from=str(carried.code) if carried is not None else "",
-    )
-
-
-def to_capsule(claim: ClaimFacts, quotes: list[CitedQuote]) -> Capsule:
-    stated = facets(claim.text)
-    return Capsule(
-        code=claim.code,
-        text=claim.text,
-        fingerprint=claim.fingerprint,
-        subquestion_key=claim.subquestion,
-        subquestion_text=claim.subquestion_text,
-        subquestion_position=claim.subquestion_position,
-        allowed_scope=claim.allowed_scope,
-        prohibited_overstatements=claim.prohibited_overstatements,
-        limitations=claim.limitations,
-        confidence=claim.confidence,
-        claim_type=claim.claim_type,
-        evidence=tuple(
-            CapsuleEvidence(
-                source_key=quote.source.canonical_id,
-                quote=quote.quote,
-                quote_start=quote.quote_start,
-                quote_end=quote.quote_end,
-                snapshot_sha256=quote.snapshot.text_sha256,
-                passage_fingerprint=quote.links[0].passage_fingerprint,
-                cluster=quote.source.cluster,
-                design=source_design(quote.source),
-                studied=source_studied(quote.source),
-            )
-            for quote in quotes
-        ),
-        # Read from the approved wording (a narrowed claim says less than it was mined as).
-        direction=stated.direction,
-        effect=stated.effect,
-        marked=bool(claim.unsupported),
     )
 
 

@@ -240,12 +240,6 @@ def source_design(source: SourceFacts) -> str:
     return profile.design if profile is not None else ""
 
 
-def source_population(source: SourceFacts) -> str:
-    """Who the source studied, as its text states it ('' until mining profiled it)."""
-    profile = source.profile
-    return profile.population if profile is not None else ""
-
-
 def studied_population(source: SourceFacts) -> str:
     """Who the source studied, for the evidence table: only a study of people has one (its
     profile states a design and that it studied people); in any other source a population
@@ -254,12 +248,6 @@ def studied_population(source: SourceFacts) -> str:
     if profile is None or not profile.design or profile.humans is not True:
         return ""
     return str(profile.population)
-
-
-def source_studied(source: SourceFacts) -> str:
-    """Who or what a source studied, as it says: its title and the population its text
-    states (the bottom line checks a finding is about the question's population with it)."""
-    return " ".join(p for p in (source.title or "", source_population(source)) if p)
 
 
 def source_year(source: SourceFacts) -> str:

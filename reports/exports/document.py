@@ -42,7 +42,6 @@ from reports.exports.facts import (
     NARROW,
     STAGE_DONE,
     STAGE_RUNNING,
-    SUPPORTS,
     SYNTHESIZING,
     ClaimFacts,
     ContestedFacts,
@@ -111,7 +110,9 @@ def sha256_text(text: str) -> str:
 
 @dataclass(frozen=True)
 class CitedQuote:
-    """One span of one snapshot that supports a claim, with every link that quotes it."""
+    """One span of one snapshot that supports a claim, with every link that quotes it (in
+    passage order). Which spans a claim cites, and in what order, is its capsule's
+    (``review.services.capsules.cited_spans``)."""
 
     snapshot: SnapshotFacts
     quote: str
@@ -130,49 +131,6 @@ class CitedQuote:
     @property
     def is_anchor(self) -> bool:
         return any(link.is_anchor for link in self.links)
-
-
-def _link_order(link: LinkFacts) -> tuple[str, int, int, str, int]:
-    return (link.passage.kind, link.passage.start, link.passage.end, link.pool, link.pk)
-
-
-def cited_quotes(links: Iterable[LinkFacts], *, override: bool = False) -> list[CitedQuote]:
-    """A claim's supporting links, one entry per quoted span, in a fixed order.
-
-    Only ``supports`` links are cited (never background or contradicting quotes). A claim
-    a reviewer approved by *override* that no verifier found supported cites its anchor
-    (the sentence it was mined from), so it never silently drops out of the report; the
-    claim register marks it as an override. Order: the anchor sentence's span first, then
-    best score, then source, snapshot and offsets.
-    """
-    links = list(links)
-    cited = [link for link in links if link.relation == SUPPORTS]
-    if override and not cited:
-        cited = [link for link in links if link.is_anchor]
-    spans: dict[tuple[int, int, int], list[LinkFacts]] = {}
-    for link in cited:
-        spans.setdefault((link.snapshot_pk, link.quote_start, link.quote_end), []).append(link)
-    quotes = [
-        CitedQuote(
-            snapshot=group[0].snapshot,
-            quote=group[0].quote,
-            quote_start=start,
-            quote_end=end,
-            links=tuple(sorted(group, key=_link_order)),
-        )
-        for (_, start, end), group in spans.items()
-    ]
-    return sorted(
-        quotes,
-        key=lambda q: (
-            not q.is_anchor,
-            -q.best_score,
-            q.source.canonical_id,
-            q.snapshot.text_sha256,
-            q.quote_start,
-            q.quote_end,
-        ),
-    )
 
 
 # --- the document ---------------------------------------------------------------------
