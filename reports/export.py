@@ -21,10 +21,11 @@ from django.http import Http404
 
 from ledger.models import Snapshot
 from reports.exports import bundle, citations
-from reports.exports.document import leak_matcher, withheld_texts
+from reports.exports.document import leak_matcher
 from reports.exports.html import render_html
 from reports.exports.pdf import render_pdf
 from reports.exports.records import ReportDocument
+from reports.inputs import withheld_texts
 from reports.integrity import integrity_problems, report_document, searchable
 from reports.models import Export, Report
 from reports.signing import instance_private_key

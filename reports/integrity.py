@@ -22,6 +22,7 @@ from typing import Any
 
 from ledger.models import Claim, EvidenceLink, Snapshot
 from reports.exports.document import CitedQuote, sha256_text
+from reports.exports.facts import ClaimFacts, LinkFacts, SnapshotFacts
 from reports.exports.html import render_html
 from reports.exports.records import (
     ClaimRow,
@@ -37,7 +38,7 @@ def _name(label: str, code: Any, text: str) -> str:
     return f"claim {label + ' ' if label else ''}({code}) “{text[:80]}”"
 
 
-def quote_problems(claim: Claim, quotes: list[CitedQuote], label: str = "") -> list[str]:
+def quote_problems(claim: ClaimFacts, quotes: list[CitedQuote], label: str = "") -> list[str]:
     name = _name(label, claim.code, claim.text)
     problems = []
     for quote in quotes:
@@ -51,7 +52,7 @@ def quote_problems(claim: Claim, quotes: list[CitedQuote], label: str = "") -> l
 
 
 def _snapshot_problems(
-    name: str, snapshot: Snapshot, quote: str, start: int, end: int
+    name: str, snapshot: Snapshot | SnapshotFacts, quote: str, start: int, end: int
 ) -> list[str]:
     problems = []
     if sha256_text(snapshot.text) != snapshot.text_sha256:
@@ -64,7 +65,7 @@ def _snapshot_problems(
     return problems
 
 
-def _passage_problems(name: str, link: EvidenceLink) -> list[str]:
+def _passage_problems(name: str, link: EvidenceLink | LinkFacts) -> list[str]:
     passage = link.passage
     text = link.snapshot.text
     if (

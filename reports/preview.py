@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from uuid import UUID
 
-from ledger.models import Claim, Relation, ReviewState, Verdict
+from ledger.models import Claim, ReviewState, Verdict
 from research.models import Run
-from review.services.capsules import approved_capsules
+from review.services.capsules import approved_capsules, unsupported_reason
 from review.services.gate import ledger_claims, review_order
 
 
@@ -44,20 +44,6 @@ class ReportPreview:
         return sum(count for _, count in self.left_out)
 
 
-def unsupported_reason(claim: Claim) -> str:
-    """Why an approved claim is printed with a mark, or "" when it needs none."""
-    supported = any(link.relation == Relation.SUPPORTS for link in claim.evidence.all())
-    if claim.status == Verdict.PASS and supported:
-        return ""
-    verdict = claim.get_status_display()
-    if supported:
-        return f"approved by a reviewer against the verifiers' verdict {verdict}"
-    return (
-        f"approved by a reviewer against the verifiers' verdict {verdict}: no verified "
-        "supporting quote, so it cites the sentence it was mined from"
-    )
-
-
 def report_preview(run: Run) -> ReportPreview:
     """Sort the run's ledger into printed, printed with a mark, and left out (with why)."""
     approved = {capsule.code for capsule in approved_capsules(run)}
@@ -66,7 +52,7 @@ def report_preview(run: Run) -> ReportPreview:
     marked: list[PreviewClaim] = []
     left_out: dict[str, int] = {}
     for claim in review_order(claims):
-        if claim.code in approved:
+        if str(claim.code) in approved:
             why = unsupported_reason(claim)
             if why:
                 marked.append(PreviewClaim(claim.code, claim.text, claim.status, why))

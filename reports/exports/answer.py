@@ -16,10 +16,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from ledger.models import Claim, ContestedPair, EvidenceGap, EvidenceLink, Relation, Source
 from reports.exports.citations import source_title
+from reports.exports.facts import (
+    APPROVE,
+    CONTRADICTS,
+    POSSIBLE_CONTRADICTION,
+    ClaimFacts,
+    ContestedFacts,
+    GapFacts,
+    GapWording,
+    LinkFacts,
+    SourceFacts,
+)
 from reports.exports.records import (
     AnswerSection,
     AnswerSentenceRow,
@@ -46,13 +55,11 @@ from research.pipeline.language.lexicon import (
     PHRASE_FUNCTION_WORDS,
     UNRESOLVED_WORDS,
 )
-from research.pipeline.planner import analyze_question, field_register
 from research.pipeline.verify.restate import plain, reporting_frame
-from review.models import Action
 
 CONTRARY = {
-    Relation.CONTRADICTS: "credible contradiction",
-    "possible-contradiction": "possible contradiction",
+    CONTRADICTS: "credible contradiction",
+    POSSIBLE_CONTRADICTION: "possible contradiction",
 }
 
 
@@ -219,57 +226,45 @@ def _sentence_problems(
 
 @dataclass
 class _SourceFacts:
-    source: Source
+    source: SourceFacts
     number: int
-    claims: list[Claim]
+    claims: list[ClaimFacts]
 
 
 def design_words(design: str) -> str:
     return DESIGN_LABELS.get(design, design)
 
 
-def source_design(source: Source) -> str:
-    profile = getattr(source, "profile", None)  # one-to-one: absent until mining wrote it
+def source_design(source: SourceFacts) -> str:
+    profile = source.profile  # absent until mining profiled the source
     return profile.design if profile is not None else ""
 
 
-def source_population(source: Source) -> str:
-    """Who the source studied, as its text states it ('' until mining profiled it)."""
-    profile = getattr(source, "profile", None)
-    return profile.population if profile is not None else ""
-
-
-def studied_population(source: Source) -> str:
+def studied_population(source: SourceFacts) -> str:
     """Who the source studied, for the evidence table: only a study of people has one (its
     profile states a design and that it studied people); in any other source a population
     word ("adults", "children") is a passing mention, not who was studied."""
-    profile = getattr(source, "profile", None)
+    profile = source.profile
     if profile is None or not profile.design or profile.humans is not True:
         return ""
     return str(profile.population)
 
 
-def source_studied(source: Source) -> str:
-    """Who or what a source studied, as it says: its title and the population its text
-    states (the bottom line checks a finding is about the question's population with it)."""
-    return " ".join(p for p in (source.title or "", source_population(source)) if p)
-
-
-def source_year(source: Source) -> str:
+def source_year(source: SourceFacts) -> str:
     if source.published_date:
         return str(source.published_date.year)
-    profile = getattr(source, "profile", None)
+    profile = source.profile
     return str(profile.year) if profile is not None and profile.year else ""
 
 
 def evidence_table(
-    claims: Sequence[Claim], cited: dict[str, list[Source]], numbering: Numbering
+    claims: Sequence[ClaimFacts], cited: dict[str, list[SourceFacts]], numbering: Numbering
 ) -> list[SourceRow]:
     """One row per cited source, in bibliography order: what it is, what its approved
     claims state (facets read from the approved wording, never guessed)."""
     by_number: dict[int, _SourceFacts] = {}
     for claim in claims:
-        for source in cited.get(str(claim.code), []):
+        for source in cited.get(claim.code, []):
             number = numbering.sources[source.canonical_id]
             entry = by_number.setdefault(number, _SourceFacts(source, number, []))
             if claim not in entry.claims:
@@ -326,12 +321,12 @@ def finding_cell(label: str, parts: Facets, labelled: bool) -> str:
     return f"{label}: {said}" if labelled else said
 
 
-def stated_wording(claim: Claim) -> str:
+def stated_wording(claim: ClaimFacts) -> str:
     """What a reported claim states, for its facets: a reporting frame a reviewer added
     when narrowing ("The source states that …") is set aside, as re-verification sets it
     aside (:func:`research.pipeline.verify.restate.reporting_frame`). Reads the claim's
     decisions as loaded with it."""
-    decisions = sorted(claim.decisions.all(), key=lambda d: (d.created_at, d.pk))
+    decisions = claim.decisions  # oldest first
     if not decisions or decisions[0].text_before == claim.text:
         return claim.text
     frame, clause = reporting_frame(plain(decisions[0].text_before), plain(claim.text))
@@ -339,7 +334,7 @@ def stated_wording(claim: Claim) -> str:
 
 
 def _source_row(entry: _SourceFacts, numbering: Numbering) -> SourceRow:
-    parts = [(numbering.labels[str(c.code)], facets(stated_wording(c))) for c in entry.claims]
+    parts = [(numbering.labels[c.code], facets(stated_wording(c))) for c in entry.claims]
     # Who the source studied (a study's own text), else who its approved claims name.
     population = studied_population(entry.source) or _joined(
         noun_phrase(p.population) for _, p in parts
@@ -365,42 +360,42 @@ def _source_row(entry: _SourceFacts, numbering: Numbering) -> SourceRow:
 
 
 def counter_section(
-    run: Any,
-    claims: Sequence[Claim],
+    contested: Sequence[ContestedFacts],
+    claims: Sequence[ClaimFacts],
     numbering: Numbering,
     excluded: Sequence[ExcludedRow],
     redactor: WithheldMatcher,
 ) -> CounterSection:
     return CounterSection(
-        contested=contested_rows(run, numbering, excluded, redactor),
+        contested=contested_rows(contested, numbering, excluded, redactor),
         contradictions=contradiction_rows(claims, numbering, redactor),
         overrides=[row for c in claims if (row := override_row(c, numbering, redactor))],
     )
 
 
 def contested_rows(
-    run: Any, numbering: Numbering, excluded: Sequence[ExcludedRow], redactor: WithheldMatcher
+    contested: Sequence[ContestedFacts],
+    numbering: Numbering,
+    excluded: Sequence[ExcludedRow],
+    redactor: WithheldMatcher,
 ) -> list[ContestedRow]:
     """Contested pairs with at least one reported side; the reported side first."""
     outside = {row.code: row for row in excluded}
     rows = []
-    pairs = ContestedPair.objects.filter(run=run).select_related("claim", "other")
-    for pair in pairs.order_by("pk"):
-        sides = [pair.claim, pair.other]
-        sides.sort(key=lambda c: str(c.code) not in numbering.labels)
-        first, second = sides
-        if str(first.code) not in numbering.labels:
+    for pair in contested:
+        sides = [(pair.claim_code, pair.claim_text), (pair.other_code, pair.other_text)]
+        sides.sort(key=lambda side: side[0] not in numbering.labels)
+        (first, first_text), (second, second_text) = sides
+        if first not in numbering.labels:
             continue  # neither side is in the report: nothing it may print
-        reported = str(second.code) in numbering.labels
-        out = outside.get(str(second.code))
+        reported = second in numbering.labels
+        out = outside.get(second)
         rows.append(
             ContestedRow(
-                first=numbering.labels[str(first.code)],
-                first_text=first.text,
-                second=numbering.labels[str(second.code)]
-                if reported
-                else (out.label if out else "?"),
-                second_text=second.text if reported else "",
+                first=numbering.labels[first],
+                first_text=first_text,
+                second=numbering.labels[second] if reported else (out.label if out else "?"),
+                second_text=second_text if reported else "",
                 second_state="" if reported else _out_state(out),
                 reason=redactor.redact(pair.reason),
             )
@@ -408,7 +403,7 @@ def contested_rows(
     return rows
 
 
-def source_quote(link: EvidenceLink, redactor: WithheldMatcher) -> str:
+def source_quote(link: LinkFacts, redactor: WithheldMatcher) -> str:
     """A link's quote as stored when its snapshot says it at its offsets: the source's own
     words are evidence, not a claim's wording, even when a rejected or unreviewed claim was
     mined from that very sentence. A quote its snapshot does not hold is not a source's
@@ -425,18 +420,18 @@ def _out_state(row: ExcludedRow | None) -> str:
 
 
 def contradiction_rows(
-    claims: Sequence[Claim], numbering: Numbering, redactor: WithheldMatcher
+    claims: Sequence[ClaimFacts], numbering: Numbering, redactor: WithheldMatcher
 ) -> list[ContradictionRow]:
     """Quotes the verifiers found contradicting a reported claim, one per quoted span."""
     rows = []
     for claim in claims:
         seen: set[tuple[int, int, int]] = set()
         links = sorted(
-            (link for link in claim.evidence.all() if link.relation in CONTRARY),
-            key=lambda link: (link.relation != Relation.CONTRADICTS, -(link.score or 0.0), link.pk),
+            (link for link in claim.evidence if link.relation in CONTRARY),
+            key=lambda link: (link.relation != CONTRADICTS, -(link.score or 0.0), link.pk),
         )
         for link in links:
-            span = (link.snapshot_id, link.quote_start, link.quote_end)
+            span = (link.snapshot_pk, link.quote_start, link.quote_end)
             if span in seen:
                 continue
             seen.add(span)
@@ -444,7 +439,7 @@ def contradiction_rows(
             number = numbering.sources.get(source.canonical_id)
             rows.append(
                 ContradictionRow(
-                    claim=numbering.labels[str(claim.code)],
+                    claim=numbering.labels[claim.code],
                     quote=source_quote(link, redactor),
                     source=f"[{number}]" if number else redactor.redact(source_title(source)),
                     relation=link.relation,
@@ -454,15 +449,11 @@ def contradiction_rows(
     return rows
 
 
-def _judged_by(link: EvidenceLink) -> str:
+def _judged_by(link: LinkFacts) -> str:
     """Who judged the passage contradicting, strongest first: " (rules 0.75, learned 0.53)",
     from the counted votes; the link's own score ranks retrieval, not contradiction."""
     votes = sorted(
-        (
-            v
-            for v in link.votes.all()
-            if v.valid and not v.shadow and v.verdict == Relation.CONTRADICTS
-        ),
+        (v for v in link.votes if v.valid and not v.shadow and v.verdict == CONTRADICTS),
         key=lambda v: (-(v.score or 0.0), v.family),
     )
     said = ", ".join(
@@ -472,22 +463,19 @@ def _judged_by(link: EvidenceLink) -> str:
 
 
 def override_row(
-    claim: Claim, numbering: Numbering, redactor: WithheldMatcher
+    claim: ClaimFacts, numbering: Numbering, redactor: WithheldMatcher
 ) -> OverrideRow | None:
     """The standing approval, when it overrode the verifiers' verdict."""
-    decisions = sorted(claim.decisions.all(), key=lambda d: (d.created_at, d.pk))
-    last = decisions[-1] if decisions else None
-    if last is None or last.action != Action.APPROVE or not last.override:
+    last = claim.decisions[-1] if claim.decisions else None
+    if last is None or last.action != APPROVE or not last.override:
         return None
     return OverrideRow(
-        claim=numbering.labels[str(claim.code)],
+        claim=numbering.labels[claim.code],
         verdict=(last.verdict_at_decision or claim.status).upper(),
-        reviewer=last.reviewer.get_username(),
+        reviewer=last.reviewer,
         reason=redactor.redact(last.reason),
         contrary=[
-            source_quote(link, redactor)
-            for link in claim.evidence.all()
-            if link.relation in CONTRARY
+            source_quote(link, redactor) for link in claim.evidence if link.relation in CONTRARY
         ],
     )
 
@@ -517,7 +505,8 @@ class GapInputs:
     scope: str
     library_only: bool  # no web or scholarly adapter searched
     dimensions: dict[str, str]  # subquestion key -> dimension
-    claims_by_sub: dict[str, list[Claim]]  # every claim of the run, by subquestion key
+    claims_by_sub: dict[str, list[ClaimFacts]]  # every claim of the run, by subquestion key
+    wording: GapWording  # the planner's reading of the question (reports.inputs.gap_wording)
     # subquestion key -> the subquestions where findings it found are claims (a
     # proposition found under several is filed under one: the others point to it)
     filed_under: dict[str, list[str]] = field(default_factory=dict)
@@ -527,14 +516,14 @@ def gap_rows(
     subquestions: Sequence[PlanSubquestionRow],
     reported: set[str],
     inputs: GapInputs,
-    gaps: dict[str, EvidenceGap],
+    gaps: dict[str, GapFacts],
 ) -> list[GapRow]:
     """Every plan subquestion the report cannot answer from approved evidence, with what
     was searched and what would answer it."""
     rows = []
     for sub in subquestions:
         claims = inputs.claims_by_sub.get(sub.key, [])
-        if sub.enabled and any(str(c.code) in reported for c in claims):
+        if sub.enabled and any(c.code in reported for c in claims):
             continue
         searched = [q.text for q in sub.queries if q.enabled] if sub.enabled else []
         rows.append(
@@ -555,7 +544,7 @@ def gap_rows(
 
 
 def _gap_state(
-    enabled: bool, claims: list[Claim], gap: EvidenceGap | None, elsewhere: list[str]
+    enabled: bool, claims: list[ClaimFacts], gap: GapFacts | None, elsewhere: list[str]
 ) -> str:
     if not enabled:
         return "disabled in the plan: not searched"
@@ -567,7 +556,7 @@ def _gap_state(
 
 
 def _gap_found(
-    enabled: bool, claims: list[Claim], gap: EvidenceGap | None, elsewhere: list[str]
+    enabled: bool, claims: list[ClaimFacts], gap: GapFacts | None, elsewhere: list[str]
 ) -> str:
     if not enabled:
         return "—"
@@ -597,7 +586,7 @@ def _gap_found(
     return "; ".join(parts) or "no claim mined"
 
 
-def _claim_state(claim: Claim) -> str:
+def _claim_state(claim: ClaimFacts) -> str:
     if claim.review_state == "rejected":
         return "rejected"
     if claim.review_state == "unreviewed":
@@ -606,12 +595,11 @@ def _claim_state(claim: Claim) -> str:
 
 
 def would_answer(inputs: GapInputs, key: str) -> str:
-    shape = analyze_question(inputs.question)
+    shape = r = inputs.wording
     subject = shape.subject or "the question's subject"
     outcome = shape.outcome or "its outcome"
     population = f" in {shape.population}" if shape.population else ""
     template = WOULD_ANSWER.get(inputs.dimensions.get(key, ""), "sources that address it directly")
-    r = field_register(inputs.question)
     text = template.format(
         subject=subject,
         outcome=outcome,

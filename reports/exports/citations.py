@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ledger.models import Snapshot, Source
+from reports.exports.facts import SnapshotFacts, SourceFacts
 from reports.exports.records import BibEntry, SnapshotRef
 
 BIBTEX_TYPES = {"paper": "article", "preprint": "misc", "dataset": "misc"}
@@ -32,8 +32,8 @@ UNKNOWN_VENUE = "Venue unknown"
 
 def bibliography_entry(
     number: int,
-    source: Source,
-    snapshots: list[Snapshot],
+    source: SourceFacts,
+    snapshots: list[SnapshotFacts],
     *,
     year: int | None = None,
     library: str = "",
@@ -74,14 +74,14 @@ def bibliography_entry(
 UPLOADED_CORPUS = "upload-"
 
 
-def source_title(source: Source) -> str:
+def source_title(source: SourceFacts) -> str:
     """A source's name: its title (the extracted one, for an upload), else the uploaded
     file's name, else its corpus document id, else its canonical id."""
     meta = source.metadata or {}
     return source.title or _file(meta) or str(meta.get("doc_id") or "") or source.canonical_id
 
 
-def identifier(source: Source, library: str = "") -> str:
+def identifier(source: SourceFacts, library: str = "") -> str:
     """How a reader finds the source: DOI, arXiv id, URL, else the corpus document, else
     the library that holds it (an uploaded file, named by its library's name)."""
     if source.doi:

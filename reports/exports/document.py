@@ -22,24 +22,10 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.core.exceptions import ValidationError
-from django.db.models import Q
-
-from ledger.models import (
-    Candidate,
-    CandidateState,
-    Claim,
-    EvidenceGap,
-    EvidenceLink,
-    Library,
-    Relation,
-    Snapshot,
-    Source,
-)
 from reports.exports.answer import (
     GapInputs,
     Numbering,
@@ -51,6 +37,25 @@ from reports.exports.answer import (
     source_quote,
 )
 from reports.exports.citations import bibliography_entry
+from reports.exports.facts import (
+    APPROVE,
+    NARROW,
+    STAGE_DONE,
+    STAGE_RUNNING,
+    SYNTHESIZING,
+    ClaimFacts,
+    ContestedFacts,
+    DecisionFacts,
+    ExcludedClaim,
+    GapFacts,
+    GapWording,
+    LinkFacts,
+    PlanFacts,
+    RunFacts,
+    SetAsideFacts,
+    SnapshotFacts,
+    SourceFacts,
+)
 from reports.exports.records import (
     AuditRow,
     BibEntry,
@@ -73,16 +78,12 @@ from reports.exports.records import (
     StageRow,
 )
 from reports.exports.withheld import WithheldMatcher
-from reports.preview import unsupported_reason
-from research.models import Run, RunState, StageStatus
 from research.pipeline.language.formats import RATIONALE_INTERNALS
-from research.pipeline.language.lexicon import content_words
 from research.pipeline.language.sentences import split_sentences
 from research.pipeline.synthesize import Section, Synthesis
 from research.providers.usage import Cost, total
 from review.audited import AuditedReport
 from review.diff import RunDiffRecord
-from review.models import Action, ReviewDecision
 
 # A set-aside candidate with fewer content words states nothing (the miner's own "too
 # short to state a fact" threshold, MineConfig.min_content_words): its words may appear.
@@ -109,16 +110,18 @@ def sha256_text(text: str) -> str:
 
 @dataclass(frozen=True)
 class CitedQuote:
-    """One span of one snapshot that supports a claim, with every link that quotes it."""
+    """One span of one snapshot that supports a claim, with every link that quotes it (in
+    passage order). Which spans a claim cites, and in what order, is its capsule's
+    (``review.services.capsules.cited_spans``)."""
 
-    snapshot: Snapshot
+    snapshot: SnapshotFacts
     quote: str
     quote_start: int
     quote_end: int
-    links: tuple[EvidenceLink, ...]
+    links: tuple[LinkFacts, ...]
 
     @property
-    def source(self) -> Source:
+    def source(self) -> SourceFacts:
         return self.snapshot.source
 
     @property
@@ -130,72 +133,36 @@ class CitedQuote:
         return any(link.is_anchor for link in self.links)
 
 
-def _link_order(link: EvidenceLink) -> tuple[str, int, int, str, int]:
-    return (link.passage.kind, link.passage.start, link.passage.end, link.pool, link.pk)
-
-
-def cited_quotes(links: Iterable[EvidenceLink], *, override: bool = False) -> list[CitedQuote]:
-    """A claim's supporting links, one entry per quoted span, in a fixed order.
-
-    Only ``supports`` links are cited (never background or contradicting quotes). A claim
-    a reviewer approved by *override* that no verifier found supported cites its anchor
-    (the sentence it was mined from), so it never silently drops out of the report; the
-    claim register marks it as an override. Order: the anchor sentence's span first, then
-    best score, then source, snapshot and offsets.
-    """
-    links = list(links)
-    cited = [link for link in links if link.relation == Relation.SUPPORTS]
-    if override and not cited:
-        cited = [link for link in links if link.is_anchor]
-    spans: dict[tuple[int, int, int], list[EvidenceLink]] = {}
-    for link in cited:
-        spans.setdefault((link.snapshot_id, link.quote_start, link.quote_end), []).append(link)
-    quotes = [
-        CitedQuote(
-            snapshot=group[0].snapshot,
-            quote=group[0].quote,
-            quote_start=start,
-            quote_end=end,
-            links=tuple(sorted(group, key=_link_order)),
-        )
-        for (_, start, end), group in spans.items()
-    ]
-    return sorted(
-        quotes,
-        key=lambda q: (
-            not q.is_anchor,
-            -q.best_score,
-            q.source.canonical_id,
-            q.snapshot.text_sha256,
-            q.quote_start,
-            q.quote_end,
-        ),
-    )
-
-
 # --- the document ---------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class DocumentInputs:
-    """Everything ``build_document`` reads, loaded by ``reports.build``."""
+    """Everything ``build_document`` reads, loaded once by ``reports.inputs`` (typed
+    records only: building the document runs no query)."""
 
-    run: Run
+    plan: PlanFacts
+    run: RunFacts
     version: int
     synthesis: Synthesis
-    claims: dict[str, Claim]  # reported claims by code
+    claims: dict[str, ClaimFacts]  # reported claims by code
     quotes: dict[str, list[CitedQuote]]  # their cited quotes by claim code
-    excluded: list[tuple[Claim, list[str]]]  # every other claim, with its reasons
-    decisions: list[ReviewDecision]
+    excluded: list[ExcludedClaim]  # every other claim, with its reasons
+    decisions: list[DecisionFacts]
     diff: RunDiffRecord | None
     created_by: str
     created_at: datetime
-    set_aside: Sequence[Candidate] = ()
+    wording: GapWording  # the planner's reading of the question, for the gap rows
+    set_aside: Sequence[SetAsideFacts] = ()
     withheld: Sequence[str] = ()
     # The state the run ends in once this version is saved (the synthesizing stage: done);
     # empty when building leaves the run's state as it is (do_build_report).
     ends_in: str = ""
     audited: AuditedReport | None = None  # an audit run's audited report, as frozen
+    run_claims: Sequence[ClaimFacts] = ()  # every claim of the run, by pk
+    gaps: dict[str, GapFacts] = field(default_factory=dict)  # subquestion key -> gap
+    contested: Sequence[ContestedFacts] = ()
+    filed_under: dict[str, list[str]] = field(default_factory=dict)
 
 
 def build_document(inputs: DocumentInputs) -> ReportDocument:
@@ -205,16 +172,16 @@ def build_document(inputs: DocumentInputs) -> ReportDocument:
     labels = inputs.synthesis.labels
     evidence, by_source = _evidence_rows(inputs)
     excluded = inputs.excluded
-    appendix_a = [_excluded_row(n, c, r, redactor) for n, (c, r) in enumerate(excluded, 1)]
+    appendix_a = [_excluded_row(n, x, redactor) for n, x in enumerate(excluded, 1)]
     numbering = _numbering(inputs)
     reported = [inputs.claims[code] for code in labels]
-    plan = _plan_and_method(inputs.run, inputs.synthesis, inputs.ends_in, inputs.audited)
+    plan = _plan_and_method(inputs)
     gap_inputs = _gap_inputs(inputs)
     return ReportDocument(
         answer=answer_section(inputs.synthesis.answer, numbering),
         evidence_table=evidence_table(reported, _cited_sources(inputs), numbering),
-        counter=counter_section(inputs.run, reported, numbering, appendix_a, redactor),
-        gaps=gap_rows(plan.subquestions, set(labels), gap_inputs, _evidence_gaps(inputs.run)),
+        counter=counter_section(inputs.contested, reported, numbering, appendix_a, redactor),
+        gaps=gap_rows(plan.subquestions, set(labels), gap_inputs, inputs.gaps),
         gaps_note=gaps_note(gap_inputs),
         header=_header(inputs),
         outline=[
@@ -252,8 +219,8 @@ def _numbering(inputs: DocumentInputs) -> Numbering:
     return Numbering(dict(inputs.synthesis.labels), sources, claim_sources)
 
 
-def _cited_sources(inputs: DocumentInputs) -> dict[str, list[Source]]:
-    cited: dict[str, list[Source]] = {}
+def _cited_sources(inputs: DocumentInputs) -> dict[str, list[SourceFacts]]:
+    cited: dict[str, list[SourceFacts]] = {}
     for code in inputs.synthesis.labels:
         for quote in inputs.quotes[code]:
             if quote.source not in cited.setdefault(code, []):
@@ -262,58 +229,29 @@ def _cited_sources(inputs: DocumentInputs) -> dict[str, list[Source]]:
 
 
 def _gap_inputs(inputs: DocumentInputs) -> GapInputs:
-    run = inputs.run
-    plan = run.plan_version.plan
-    content = run.plan_version.content
-    claims: dict[str, list[Claim]] = {}
-    for claim in Claim.objects.filter(run=run).select_related("subquestion").order_by("pk"):
-        claims.setdefault(claim.subquestion.key if claim.subquestion else "", []).append(claim)
+    claims: dict[str, list[ClaimFacts]] = {}
+    for claim in inputs.run_claims:
+        claims.setdefault(claim.subquestion, []).append(claim)
     return GapInputs(
-        question=plan.question,
-        scope=plan.scope,
-        library_only=not (run.config or {}).get("web_adapters"),
-        dimensions={
-            str(sub.get("key", "")): str(sub.get("dimension", ""))
-            for sub in content.get("subquestions", [])
-        },
+        question=inputs.plan.question,
+        scope=inputs.plan.scope,
+        library_only=not (inputs.run.config or {}).get("web_adapters"),
+        dimensions={sub.key: sub.dimension for sub in inputs.plan.subquestions},
         claims_by_sub=claims,
-        filed_under=_filed_under(run),
+        wording=inputs.wording,
+        filed_under=inputs.filed_under,
     )
 
 
-def _filed_under(run: Run) -> dict[str, list[str]]:
-    """Subquestion key -> the other subquestion keys its merged findings are claims of."""
-    filed: dict[str, list[str]] = {}
-    merged = Candidate.objects.filter(
-        run=run, state=CandidateState.MERGED, claim__subquestion__isnull=False
-    ).select_related("subquestion", "claim__subquestion")
-    for candidate in merged.order_by("pk"):
-        here = candidate.subquestion.key if candidate.subquestion else ""
-        there = (
-            candidate.claim.subquestion.key
-            if candidate.claim and candidate.claim.subquestion
-            else ""
-        )
-        if here and there and here != there:
-            filed.setdefault(here, []).append(there)
-    return filed
-
-
-def _evidence_gaps(run: Run) -> dict[str, EvidenceGap]:
-    rows = EvidenceGap.objects.filter(run=run).select_related("subquestion")
-    return {row.subquestion.key: row for row in rows if row.subquestion is not None}
-
-
 def _header(inputs: DocumentInputs) -> Header:
-    run = inputs.run
-    plan_version = run.plan_version
+    run, plan = inputs.run, inputs.plan
     return Header(
-        title=plan_version.plan.question,
+        title=plan.question,
         report_version=inputs.version,
-        plan_code=str(plan_version.plan.code),
-        plan_version=plan_version.number,
-        plan_version_hash=plan_version.content_hash,
-        run_code=str(run.code),
+        plan_code=plan.code,
+        plan_version=plan.version,
+        plan_version_hash=plan.version_hash,
+        run_code=run.code,
         run_config_hash=run.config_hash,
         synthesizer=inputs.synthesis.synthesizer,
         created_by=inputs.created_by,
@@ -340,10 +278,10 @@ def _section(section: Section, labels: dict[str, str]) -> SectionRow:
 
 def _evidence_rows(
     inputs: DocumentInputs,
-) -> tuple[list[EvidenceRow], dict[str, tuple[Source, list[Snapshot]]]]:
+) -> tuple[list[EvidenceRow], dict[str, tuple[SourceFacts, list[SnapshotFacts]]]]:
     numbers = {key: n for n, key in enumerate(inputs.synthesis.sources, 1)}
     rows: list[EvidenceRow] = []
-    by_source: dict[str, tuple[Source, list[Snapshot]]] = {}
+    by_source: dict[str, tuple[SourceFacts, list[SnapshotFacts]]] = {}
     for code, label in inputs.synthesis.labels.items():
         for quote in inputs.quotes[code]:
             source, snapshot = quote.source, quote.snapshot
@@ -363,7 +301,7 @@ def _evidence_rows(
                     source=numbers[source.canonical_id],
                     canonical_id=source.canonical_id,
                     published_date=_iso(source.published_date),
-                    snapshot_code=str(snapshot.code),
+                    snapshot_code=snapshot.code,
                     snapshot_sha256=snapshot.text_sha256,
                     fetched_at=snapshot.fetched_at.isoformat(),
                     passages=[_evidence_passage(link) for link in quote.links],
@@ -372,7 +310,7 @@ def _evidence_rows(
     return rows, by_source
 
 
-def _evidence_passage(link: EvidenceLink) -> EvidencePassage:
+def _evidence_passage(link: LinkFacts) -> EvidencePassage:
     passage = link.passage
     return EvidencePassage(
         link_id=link.pk,
@@ -390,7 +328,7 @@ def _iso(value: Any) -> str:
 
 
 def _claim_row(
-    claim: Claim,
+    claim: ClaimFacts,
     labels: dict[str, str],
     evidence: list[EvidenceRow],
     redactor: WithheldMatcher | None = None,
@@ -399,7 +337,7 @@ def _claim_row(
     contrary quotes are their sources' words (``source_quote``)."""
     redactor = redactor or WithheldMatcher(())
     redact = redactor.redact
-    code = str(claim.code)
+    code = claim.code
     return ClaimRow(
         label=labels[code],
         code=code,
@@ -408,7 +346,7 @@ def _claim_row(
         status=claim.status,
         review_state=claim.review_state,
         claim_type=claim.claim_type,
-        subquestion=claim.subquestion.key if claim.subquestion else "",
+        subquestion=claim.subquestion,
         allowed_scope=claim.allowed_scope,
         limitations=claim.limitations,
         confidence=claim.confidence,
@@ -416,108 +354,32 @@ def _claim_row(
         override=redact(override_words(claim)),
         contrary=[
             source_quote(link, redactor)
-            for link in claim.evidence.all()
+            for link in claim.evidence
             if link.relation in ("contradicts", "possible-contradiction")
         ],
-        unsupported=unsupported_reason(claim),
+        unsupported=claim.unsupported,
     )
 
 
-def override_words(claim: Claim) -> str:
+def override_words(claim: ClaimFacts) -> str:
     """ "FAIL overridden by reviewer: reason" when the standing approval is an override."""
-    decisions = sorted(claim.decisions.all(), key=lambda d: (d.created_at, d.pk))
-    last = decisions[-1] if decisions else None
-    if last is None or last.action != Action.APPROVE or not last.override:
+    last = claim.decisions[-1] if claim.decisions else None
+    if last is None or last.action != APPROVE or not last.override:
         return ""
-    return (
-        f"{last.verdict_at_decision.upper()} overridden by {last.reviewer.get_username()}: "
-        f"{last.reason}"
-    )
+    return f"{last.verdict_at_decision.upper()} overridden by {last.reviewer}: {last.reason}"
 
 
 def _bibliography(
-    run: Run, order: list[str], by_source: dict[str, tuple[Source, list[Snapshot]]]
+    run: RunFacts,
+    order: list[str],
+    by_source: dict[str, tuple[SourceFacts, list[SnapshotFacts]]],
 ) -> list[BibEntry]:
-    libraries = source_libraries(run, [source for source, _ in by_source.values()])
     entries = []
     for number, key in enumerate(order, 1):
         source, snapshots = by_source[key]
-        library = libraries.get(source.pk, "")
+        library = run.source_libraries.get(source.pk, "")
         entries.append(bibliography_entry(number, source, snapshots, library=library))
     return entries
-
-
-def source_libraries(run: Run, sources: Sequence[Source]) -> dict[int, str]:
-    """The name of the library each source was found in (one query): the run's own
-    library when the source is in it, else the first of its libraries by name."""
-    own = str((run.config or {}).get("library") or "")
-    rows = Library.objects.filter(sources__in=[s.pk for s in sources]).values_list(
-        "sources__pk", "code", "name"
-    )
-    found: dict[int, str] = {}
-    for pk, _code, name in sorted(rows, key=lambda r: (str(r[1]) != own, r[2], str(r[1]))):
-        found.setdefault(pk, name)
-    return found
-
-
-def library_names(run: Run) -> dict[str, str]:
-    """The run configuration's library by code -> its name (Appendix D names it)."""
-    code = str((run.config or {}).get("library") or "")
-    if not code:
-        return {}
-    try:
-        library = Library.objects.filter(code=code).first()
-    except ValidationError:  # not a UUID: a hand-edited configuration
-        return {}
-    return {code: library.name} if library is not None else {}
-
-
-# --- withheld texts -------------------------------------------------------------------
-
-
-def withheld_texts(run: Run, approved_codes: set[str]) -> list[str]:
-    """Every claim text of the run a report may not print, longest first.
-
-    That is the text of each claim outside the report, every text a decision recorded for
-    it, the pre-narrowing text of reported claims (a broader scope than approved), and
-    the wording of every candidate that did not become a reported claim: set aside at
-    mining, or kept / merged into a claim outside the report.
-    """
-    texts: set[str] = set()
-    for claim in Claim.objects.filter(run=run).exclude(code__in=approved_codes):
-        texts.add(claim.text)
-    texts.update(_withheld_candidate_texts(run, approved_codes))
-    decisions = ReviewDecision.objects.filter(claim__run=run).select_related("claim")
-    for decision in decisions:
-        if str(decision.claim.code) in approved_codes:
-            if decision.text_before != decision.claim.text:
-                texts.add(decision.text_before)
-        else:
-            texts.update((decision.text_before, decision.text_after))
-    return sorted((t for t in texts if t.strip()), key=lambda t: (-len(t), t))
-
-
-def _withheld_candidate_texts(run: Run, approved_codes: set[str]) -> set[str]:
-    reported = Claim.objects.filter(run=run, code__in=approved_codes)
-    outside = Q(state=CandidateState.DROPPED) | Q(claim__isnull=True)
-    outside |= ~Q(claim__code__in=approved_codes)
-    rows = (
-        Candidate.objects.filter(run=run)
-        .filter(outside)
-        .exclude(fingerprint__in=reported.values("fingerprint"))
-        .values_list("text", flat=True)
-    )
-    return {t for t in rows if len(content_words(t)) >= MIN_WITHHELD_CONTENT_WORDS}
-
-
-def set_aside_candidates(run: Run) -> list[Candidate]:
-    """The candidates mining dropped before verification, in subquestion order."""
-    return list(
-        Candidate.objects.filter(run=run, state=CandidateState.DROPPED)
-        .select_related("subquestion", "snapshot__source")
-        .defer("snapshot__text", "snapshot__raw", "snapshot__http_headers")
-        .order_by("subquestion__position", "subquestion__key", "pk")
-    )
 
 
 def leak_matcher(document: ReportDocument, withheld: Iterable[str]) -> WithheldMatcher:
@@ -528,14 +390,13 @@ def leak_matcher(document: ReportDocument, withheld: Iterable[str]) -> WithheldM
 # --- appendices -----------------------------------------------------------------------
 
 
-def _excluded_row(
-    number: int, claim: Claim, reasons: list[str], redactor: WithheldMatcher
-) -> ExcludedRow:
+def _excluded_row(number: int, excluded: ExcludedClaim, redactor: WithheldMatcher) -> ExcludedRow:
+    claim, reasons = excluded.claim, excluded.reasons
     return ExcludedRow(
         label=f"X{number}",
-        code=str(claim.code),
+        code=claim.code,
         fingerprint=claim.fingerprint,
-        subquestion=claim.subquestion.key if claim.subquestion else "",
+        subquestion=claim.subquestion,
         status=claim.status,
         review_state=claim.review_state,
         disposition=claim.disposition,
@@ -564,72 +425,67 @@ def reasons_in_words(reasons: list[str]) -> str:
     return "; ".join(dict.fromkeys(in_words(r).rstrip(".") for r in reasons if r.strip()))
 
 
-def _set_aside_row(number: int, candidate: Candidate, redactor: WithheldMatcher) -> SetAsideRow:
+def _set_aside_row(number: int, candidate: SetAsideFacts, redactor: WithheldMatcher) -> SetAsideRow:
     """A candidate set aside at mining: where it came from and why, never its wording."""
-    snapshot = candidate.snapshot
     return SetAsideRow(
         label=f"M{number}",
         fingerprint=candidate.fingerprint,
-        subquestion=candidate.subquestion.key if candidate.subquestion else "",
+        subquestion=candidate.subquestion,
         claim_type=candidate.claim_type,
         reason=redactor.redact(candidate.reason),
-        canonical_id=redactor.redact(snapshot.source.canonical_id) if snapshot else "",
-        snapshot_sha256=snapshot.text_sha256 if snapshot else "",
+        canonical_id=redactor.redact(candidate.canonical_id) if candidate.snapshot_sha256 else "",
+        snapshot_sha256=candidate.snapshot_sha256,
         quote_start=candidate.quote_start,
         quote_end=candidate.quote_end,
     )
 
 
 def _audit_log(
-    decisions: list[ReviewDecision],
+    decisions: list[DecisionFacts],
     labels: dict[str, str],
-    excluded: list[tuple[Claim, list[str]]],
+    excluded: list[ExcludedClaim],
     redactor: WithheldMatcher,
 ) -> list[AuditRow]:
-    x_labels = {str(c.code): f"X{n}" for n, (c, _) in enumerate(excluded, 1)}
+    x_labels = {x.claim.code: f"X{n}" for n, x in enumerate(excluded, 1)}
     rows = []
     for decision in decisions:
-        code = str(decision.claim.code)
-        carried = getattr(decision, "carried_from", None)
+        code = decision.claim_code
         rows.append(
             AuditRow(
                 at=decision.created_at.isoformat(),
-                reviewer=decision.reviewer.get_username(),
+                reviewer=decision.reviewer,
                 action=decision.action,
                 claim=labels.get(code) or x_labels.get(code, "?"),
                 claim_code=code,
                 claim_version=decision.claim_version,
                 reason_code=decision.reason_code,
                 reason=redactor.redact(decision.reason),
-                text_changed=decision.action == Action.NARROW,
+                text_changed=decision.action == NARROW,
                 text_after_sha256=sha256_text(decision.text_after),
-                carried_from=str(carried.code) if carried is not None else "",
+                carried_from=decision.carried_from,
                 override=decision.verdict_at_decision.upper() if decision.override else "",
             )
         )
     return rows
 
 
-def _plan_and_method(
-    run: Run, synthesis: Synthesis, ends_in: str = "", audited: AuditedReport | None = None
-) -> PlanAppendix:
+def _plan_and_method(inputs: DocumentInputs) -> PlanAppendix:
     """The plan, the run and how it was run. Built by the synthesizing stage, the report
     states the run as it ends when the version is saved (``ends_in``: done, the stage's
     own checkpoint done), not as it stands mid-build ("synthesizing", "running")."""
-    plan_version = run.plan_version
-    plan = plan_version.plan
+    plan, run, synthesis, ends_in = inputs.plan, inputs.run, inputs.synthesis, inputs.ends_in
     building = run.state if ends_in else ""
     return PlanAppendix(
         question=plan.question,
         scope=plan.scope,
-        constraints=plan.constraints or {},
-        plan_version=plan_version.number,
-        plan_version_hash=plan_version.content_hash,
-        subquestions=_plan_subquestions(plan_version.content),
-        run_code=str(run.code),
+        constraints=plan.constraints,
+        plan_version=plan.version,
+        plan_version_hash=plan.version_hash,
+        subquestions=_plan_subquestions(plan),
+        run_code=run.code,
         run_state=ends_in or run.state,
         run_config=run.config,
-        libraries=library_names(run),
+        libraries=run.libraries,
         run_config_hash=run.config_hash,
         run_started_at=_iso(run.started_at),
         run_finished_at=_iso(run.finished_at),
@@ -637,18 +493,18 @@ def _plan_and_method(
             StageRow(
                 stage=cp.stage,
                 round=cp.round,
-                status=StageStatus.DONE
-                if cp.stage == building and cp.status == StageStatus.RUNNING
+                status=STAGE_DONE
+                if cp.stage == building and cp.status == STAGE_RUNNING
                 else cp.status,
                 notes=cp.notes,
                 label=cp.label,
             )
-            for cp in run.checkpoints.order_by("started_at", "pk")
+            for cp in run.checkpoints
         ],
         method=[
             *METHOD,
             *verification_method(run),
-            *audit_method(audited),
+            *audit_method(inputs.audited),
             *cost_method(run),
             f"Synthesizer: {synthesis.synthesizer}.",
             *([synthesis.check.summary()] if synthesis.check else []),
@@ -675,15 +531,15 @@ def audit_method(audit: AuditedReport | None) -> list[str]:
     ]
 
 
-def cost_method(run: Run) -> list[str]:
+def cost_method(run: RunFacts) -> list[str]:
     """What the run's stages spent before this report was built, as each recorded it in
     its checkpoint's ``cost`` counter (never the clock at export time): seconds of work
     and CPU, and model calls with their tokens or items. The report's own stage is left
     out, since it is still working when the document is frozen."""
     stages = [
         (cp.label, Cost.from_json(cp.counters.get("cost")))
-        for cp in run.checkpoints.order_by("started_at", "pk")
-        if cp.stage != RunState.SYNTHESIZING
+        for cp in run.checkpoints
+        if cp.stage != SYNTHESIZING
     ]
     recorded = [(label, cost) for label, cost in stages if cost.recorded]
     if not recorded:
@@ -707,7 +563,7 @@ def cost_method(run: Run) -> list[str]:
     return lines
 
 
-def verification_method(run: Run) -> list[str]:
+def verification_method(run: RunFacts) -> list[str]:
     """How claims were verified on this run: the quorum and every family's part."""
     section = run.counters.get("verification", {})
     families = section.get("families") or {}
@@ -730,30 +586,20 @@ def verification_method(run: Run) -> list[str]:
     return lines
 
 
-def _enabled(item: dict[str, Any]) -> bool:
-    return item.get("enabled", True) is not False
-
-
-def _plan_subquestions(content: dict[str, Any]) -> list[PlanSubquestionRow]:
+def _plan_subquestions(plan: PlanFacts) -> list[PlanSubquestionRow]:
     """The plan's subquestions and queries, each marked when the plan disabled it (a
     disabled subquestion, or a query, was not searched)."""
     return [
         PlanSubquestionRow(
-            key=str(sub.get("key", "")),
-            text=str(sub.get("text", "")),
-            enabled=_enabled(sub),
+            key=sub.key,
+            text=sub.text,
+            enabled=sub.enabled,
             queries=[
-                PlanQueryRow(
-                    key=str(q.get("key", "")),
-                    text=str(q.get("text", "")),
-                    query_class=str(q.get("query_class", "")),
-                    enabled=sub.get("enabled", True) is not False
-                    and q.get("enabled", True) is not False,
-                )
-                for q in sub.get("queries", [])
+                PlanQueryRow(key=q.key, text=q.text, query_class=q.query_class, enabled=q.enabled)
+                for q in sub.queries
             ],
         )
-        for sub in content.get("subquestions", [])
+        for sub in plan.subquestions
     ]
 
 
@@ -770,7 +616,7 @@ def _listed(what: str, names: list[str]) -> list[str]:
 
 
 def _diff_appendix(
-    diff: RunDiffRecord | None, claims: dict[str, Claim], redactor: WithheldMatcher
+    diff: RunDiffRecord | None, claims: dict[str, ClaimFacts], redactor: WithheldMatcher
 ) -> DiffAppendix:
     """The diff: reported claims by text, the others counted per kind (their texts are
     not in this report; the run diff page and the stored RunDiff list them)."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime
 from typing import Any, Protocol
 
 from research.pipeline.answer import Answer, SourceFacts, answer
@@ -77,11 +78,17 @@ class CapsuleEvidence:
     cluster: str = ""  # the source's independence cluster ("" = its own)
     design: str = ""  # the source's study design as its text states it ("" = not stated)
     studied: str = ""  # who or what the source studied: its title and stated population
+    snapshot_code: str = ""
+    # The evidence links that quote this span (ids, in passage order): a chunk and its
+    # parent section often quote the same span (the report's Appendix B lists them all).
+    link_ids: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
 class Capsule:
-    """An approved claim and what a report may say on its strength."""
+    """An approved claim and what a report may say on its strength: its approved wording,
+    limits and cited quotes, and the approval behind it. The one reader that builds them
+    from the ledger is ``review.services.capsules.approved_capsules``."""
 
     code: str
     text: str
@@ -98,6 +105,15 @@ class Capsule:
     direction: str = ""  # the direction its approved wording states (claims.facets)
     effect: str = ""  # the effect as its approved wording states it
     marked: bool = False  # approved without verified support: printed, marked, not counted
+    # The approval that stands (review.models.ReviewDecision):
+    status: str = ""  # the verifiers' verdict
+    independent_sources: int = 0
+    approved_by: str = ""
+    approved_at: datetime | None = None
+    decision_code: str = ""
+    override: bool = False  # approved against the verifiers' verdict (see the reason)
+    override_reason: str = ""
+    overridden_verdict: str = ""
 
 
 @dataclass

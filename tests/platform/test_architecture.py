@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             r"research\.services(\..+)?$",
             r"review\.(services|readers|diff|rundiffs|shadow|fragments|audits|audited)",
-            r"reports\.(access|build|integrity|export|exports|signing|preview)(\..+)?$",
+            r"reports\.(access|build|inputs|integrity|export|exports|signing|preview)(\..+)?$",
         ),
     ),
     ("stages", (r"research\.stages(\..+)?$",)),

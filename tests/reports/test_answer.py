@@ -202,9 +202,10 @@ def test_it_keeps_only_clean_noun_phrases_in_the_evidence_table():
 
 def test_a_gap_names_the_evidence_of_the_question_s_field():
     from reports.exports.answer import GapInputs, would_answer
+    from reports.inputs import gap_wording
 
     def gap(question: str, dimension: str) -> str:
-        inputs = GapInputs(question, "", True, {"s1": dimension}, {})
+        inputs = GapInputs(question, "", True, {"s1": dimension}, {}, gap_wording(question))
         return would_answer(inputs, "s1")
 
     assert gap(QUESTION, "comparison") == (
@@ -293,6 +294,7 @@ def test_a_gap_whose_findings_were_filed_elsewhere_says_where_they_went():
     # filed under the evidence subquestion: its gap row must say so, not "no claim mined".
     from reports.exports.answer import GapInputs, gap_rows
     from reports.exports.records import PlanQueryRow, PlanSubquestionRow
+    from reports.inputs import gap_wording
 
     subs = [
         PlanSubquestionRow(key="s1", text="What do trials show?", queries=[]),
@@ -308,6 +310,7 @@ def test_a_gap_whose_findings_were_filed_elsewhere_says_where_they_went():
         True,
         {"s1": "evidence", "s2": "counter"},
         {"s1": [], "s2": []},
+        gap_wording(QUESTION),
         filed_under={"s2": ["s1", "s1"]},
     )
     rows = {row.key: row for row in gap_rows(subs, set(), inputs, {})}

@@ -10,8 +10,9 @@ import pytest
 
 from reports.build import do_build_report
 from reports.export import ExportRefused, do_export_report
-from reports.exports.document import METHOD, leak_matcher, withheld_texts
+from reports.exports.document import METHOD, leak_matcher
 from reports.exports.markdown import md_escape
+from reports.inputs import withheld_texts
 from reports.integrity import report_document
 from review.services.decisions import do_approve_claim
 from tests.factories import make_candidate, make_passage, make_plan, make_run, make_snapshot

@@ -90,8 +90,8 @@ def test_it_hands_synthesis_only_approved_capsules(run, flagged, clean, reviewer
     capsules = approved_capsules(run)
 
     codes = {c.code for c in capsules}
-    assert codes == {flagged[0].code, clean[0].code, clean[1].code}
-    capsule = next(c for c in capsules if c.code == flagged[0].code)
+    assert codes == {str(flagged[0].code), str(clean[0].code), str(clean[1].code)}
+    capsule = next(c for c in capsules if c.code == str(flagged[0].code))
     assert capsule.approved_by == "reviewer"
     assert capsule.evidence
     quote = capsule.evidence[0]
