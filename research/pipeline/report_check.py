@@ -29,8 +29,8 @@ scorer and the judges (``from_settings``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -38,6 +38,7 @@ from numpy.typing import NDArray
 from research.pipeline.claims.mine import split_coordination
 from research.pipeline.verify.nli import CONTRADICTION, ENTAILMENT
 from research.pipeline.verify.records import ClaimInput, EvidenceItem, Vote, VoteVerdict
+from research.providers.base import ProviderError
 
 ENTAILED = "entailed"
 IDENTICAL = "identical"
@@ -112,25 +113,6 @@ class ReportCheck:
             f"{len(self.sentences)} judged; {self.count(ENTAILED)} entailed, "
             f"{self.count(IDENTICAL)} the approved text itself, "
             f"{self.count(REFUSED)} refused and removed."
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ReportCheck:
-        sentences = tuple(
-            SentenceCheck(
-                **{**s, "claims": tuple(s.get("claims", ())), "judges": tuple(s.get("judges", ()))}
-            )
-            for s in data.get("sentences", ())
-        )
-        return cls(
-            scorer=str(data.get("scorer", "")),
-            bar=float(data.get("bar", 0.0)),
-            judges=tuple(data.get("judges", ())),
-            sentences=sentences,
-            not_run=str(data.get("not_run", "")),
         )
 
 
@@ -242,8 +224,6 @@ def _same(a: str, b: str) -> bool:
 def _judge_verdict(judge: SentenceJudge, hypothesis: Hypothesis) -> str:
     """The judge's vote on the sentence over its cited capsules: ``supports`` when one
     capsule supports it (a provider error counts as no support, with the reason)."""
-    from research.providers.base import ProviderError
-
     claim = ClaimInput(claim_id="report-sentence", text=hypothesis.text)
     items = [
         EvidenceItem(evidence_id=p.code, text=p.text, fingerprint=p.code, source_key=p.code)
@@ -271,12 +251,12 @@ def from_settings() -> Check:
     from django.conf import settings
 
     from research.pipeline.verify.llm_judge import LLMJudge
-    from research.pipeline.verify.nli import OFF, SHIPPED_NAME, load_scorer
+    from research.pipeline.verify.nli import configured_spec, load_scorer
 
-    spec = settings.REPORT_CHECK_MODEL.strip()
-    if spec.lower() == OFF:
+    spec = configured_spec(settings.REPORT_CHECK_MODEL)
+    if spec is None:
         return lambda hypotheses: ReportCheck(scorer="", not_run="REPORT_CHECK_MODEL=off")
-    scorer = load_scorer("" if spec in ("", SHIPPED_NAME) else spec)
+    scorer = load_scorer(spec)
     bar = settings.REPORT_CHECK_ENTAILMENT
     judges = LLMJudge.from_settings()
     return lambda hypotheses: check_sentences(hypotheses, scorer, bar, judges)

@@ -35,14 +35,14 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         from research.bench import report_check as bench
-        from research.pipeline.verify.nli import OFF, SHIPPED_NAME, load_scorer
+        from research.pipeline.verify.nli import configured_spec, load_scorer
 
         if not options["nli"] and not options["sentences"]:
             raise CommandError("give --nli, --sentences or both")
-        spec = settings.REPORT_CHECK_MODEL.strip()
-        if spec.lower() == OFF:
+        spec = configured_spec(settings.REPORT_CHECK_MODEL)
+        if spec is None:
             raise CommandError("REPORT_CHECK_MODEL=off: there is no model to measure")
-        scorer = load_scorer("" if spec in ("", SHIPPED_NAME) else spec)
+        scorer = load_scorer(spec)
         bar = options["bar"] if options["bar"] is not None else settings.REPORT_CHECK_ENTAILMENT
         started = time.perf_counter()
         figures: dict[str, Any] = {"model": scorer.name, "machine": machine()}

@@ -191,6 +191,15 @@ def _threads() -> int:
     return encoder_threads()
 
 
+def configured_spec(value: str) -> str | None:
+    """A model setting as ``load_scorer`` takes it: None for ``off``, "" for the shipped
+    model (``shipped`` or empty), else the folder or cross-encoder name."""
+    spec = value.strip()
+    if spec.lower() == OFF:
+        return None
+    return "" if spec.lower() == SHIPPED_NAME else spec
+
+
 def load_scorer(spec: str = "") -> Scorer:
     """The shipped model (``""``), a folder with an ``nli.json`` manifest, or a
     sentence-transformers cross-encoder by path or hub name (loaded once per process)."""
@@ -249,10 +258,8 @@ class NLIVerifier:
     def from_settings(cls, *, out_of_fold: bool = False) -> NLIVerifier:
         from django.conf import settings
 
-        spec = str(settings.NLI_MODEL or "").strip()
-        if spec.lower() == SHIPPED_NAME:
-            spec = ""
-        if spec.lower() == OFF:
+        spec = configured_spec(str(settings.NLI_MODEL or ""))
+        if spec is None:
             raise NLIUnavailable("not configured (NLI_MODEL is off)", configured=False)
         if not out_of_fold or spec:
             # Another model never saw our folds' split: it scores every claim.
