@@ -506,6 +506,12 @@ class Claim(models.Model):
     review_state = models.CharField(
         max_length=12, choices=ReviewState.choices, default=ReviewState.UNREVIEWED
     )
+    rejection_code = models.CharField(
+        max_length=40,
+        blank=True,
+        help_text="The reason code of the reviewer's rejection (unsupported, contradicted, …); "
+        "empty unless the claim is rejected.",
+    )
     version = models.PositiveIntegerField(default=1, help_text="Optimistic lock for reviews.")
     counter_evidence = models.JSONField(
         default=dict,
@@ -652,7 +658,11 @@ class CitedClaim(models.Model):
     passage = models.ForeignKey(
         Passage, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
-    quote = models.TextField(blank=True, help_text="The cited source's words that decided.")
+    quote = models.TextField(
+        blank=True,
+        help_text="The cited source's words that decided; when it does not settle the claim, "
+        "its words closest to a verdict.",
+    )
     confidence = models.FloatField(null=True, blank=True)
     remediation = models.JSONField(
         default=dict,
@@ -674,7 +684,9 @@ class CitedClaim(models.Model):
 
         claim = self.claim
         rejected = claim.review_state == ReviewState.REJECTED
-        return disposition(self.outcome, claim.status, rejected=rejected)
+        return disposition(
+            self.outcome, claim.status, rejected=rejected, rejected_as=claim.rejection_code
+        )
 
     @property
     def mark_words(self) -> str:

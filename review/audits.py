@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from django.db.models import Prefetch
 
-from ledger.models import CitedClaim, DispositionState, EvidenceLink, Relation
+from ledger.models import CitedClaim, DispositionState, EvidenceLink, Relation, ReviewState
 from research.models import ImportedReport, Run
 from research.pipeline.audit import ParsedReport
 from research.pipeline.audit.check import RESOURCED
@@ -50,6 +50,11 @@ def audited_report(run: Run) -> AuditedReport:
         reason = cited.reason
         if cited.unreadable and cited.outcome == "unverifiable":
             reason = "; ".join(cited.unreadable)
+        if claim.review_state == ReviewState.REJECTED and claim.disposition_reason:
+            # The person's judgement first: it decides the mark of a rejected claim.
+            said = claim.disposition_reason.rstrip(".")
+            said = said[:1].upper() + said[1:]
+            reason = f"{said}. Citation check: {reason}" if reason else said
         mark = cited.mark
         own = {s.pk for s in cited.sources.all()}
         others = sorted(

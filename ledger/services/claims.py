@@ -13,7 +13,14 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from ledger.models import CandidateState, Claim, Direction, DispositionState, StudyDesign
+from ledger.models import (
+    CandidateState,
+    Claim,
+    Direction,
+    DispositionState,
+    ReviewState,
+    StudyDesign,
+)
 from ledger.services.candidates import do_record_candidate
 from ledger.services.dispositions import do_dispose, record_disposition
 from ledger.services.evidence import Binding, bind_anchor, do_link_anchor
@@ -239,14 +246,16 @@ def do_apply_review(
     *,
     disposition: tuple[str, str] | None = None,
     narrowing: Narrowing | None = None,
+    rejection_code: str = "",
 ) -> Claim:
     """A review decision on the claim: its review state, version, and what changed.
 
     ``disposition`` is ``(state, reason)`` when the decision changes it (recorded in
     the claim's disposition history); ``narrowing`` replaces the wording, its
-    fingerprint, verdict and capsule scope.
+    fingerprint, verdict and capsule scope; ``rejection_code`` is the reason code of a
+    rejection (kept only while the claim stays rejected).
     """
-    fields = ["review_state", "version"]
+    fields = ["review_state", "rejection_code", "version"]
     if disposition is not None:
         record_disposition(claim, *disposition, stage="review")
         fields += ["disposition", "disposition_reason"]
@@ -268,6 +277,7 @@ def do_apply_review(
             "prohibited_overstatements",
         ]
     claim.review_state = review_state
+    claim.rejection_code = rejection_code if review_state == ReviewState.REJECTED else ""
     claim.version += 1
     claim.save(update_fields=fields)
     return claim

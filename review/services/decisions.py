@@ -229,6 +229,7 @@ def do_reject_claim(
             locked,
             ReviewState.REJECTED,
             disposition=_disposition(locked, DispositionState.DROPPED, why),
+            rejection_code=reason_code,
         )
     return decision
 
@@ -386,5 +387,7 @@ def _carry(
         label = dict(REJECT_REASONS).get(old.reason_code, old.reason_code)
         why = f"rejected by a reviewer: {label} ({carried})"
         disposition = _disposition(claim, DispositionState.DROPPED, why)
-        do_apply_review(claim, ReviewState.REJECTED, disposition=disposition)
+        do_apply_review(
+            claim, ReviewState.REJECTED, disposition=disposition, rejection_code=old.reason_code
+        )
     return decision

@@ -130,6 +130,21 @@ def test_it_audits_a_pasted_report_from_paste_to_export(
     page.click("#reject-form button[type=submit]")
     page.wait_for_selector("text=Rejected")
 
+    # The claim its source contradicts: the verifier families may abstain on it, so the
+    # reviewer reads the cited source's words beside the claim and rejects it as
+    # contradicted; the audited report then marks it contradicted, saying who judged.
+    page.goto(base + contradicted.claim.get_absolute_url())
+    section = page.inner_text("#report-citation")
+    assert "[2] Free-threading performance" in section
+    assert "10% slower" in section  # the cited source's words, whatever the check said
+    page.click("#reject summary")
+    page.select_option("#reject-form select[name=reason_code]", "contradicted")
+    page.fill("#reject-form textarea[name=reason]", "The cited page says 10% slower.")
+    page.click("#reject-form button[type=submit]")
+    page.wait_for_selector("text=Rejected")
+    page.goto(base + contradicted.claim.get_absolute_url())  # the page went on to the next
+    assert page.inner_text("#report-citation .audit-mark") == "contradicted"
+
     # Export the audited report from the ledger.
     page.goto(base + reverse("review-show-ledger", args=[run.code]))
     with page.expect_download() as download:
@@ -142,10 +157,10 @@ def test_it_audits_a_pasted_report_from_paste_to_export(
     line = next(li for li in text.splitlines() if "steering council in 2019" in li)
     assert "**[unverifiable: C" in line  # the fabricated citation
     line = next(li for li in text.splitlines() if "40% faster" in li)
-    # The claim its source contradicts is never confirmed: contradicted when a verifier
-    # family finds the contradiction, unsupported when they all abstain.
-    assert "**[contradicted: C" in line or "**[unsupported: C" in line
-    assert contradicted.outcome in ("contradicts", "insufficient")
+    assert "**[contradicted: C" in line  # found by the families, or judged by the reviewer
+    assert contradicted.outcome in ("contradicts", "insufficient")  # never confirmed
+    ledger_row = next(li for li in text.splitlines() if li.startswith("| C") and "40%" in li)
+    assert "Rejected by a reviewer: Credible evidence contradicts it" in ledger_row
     line = next(li for li in text.splitlines() if "free-threaded wheels" in li)
     assert "**[dropped: C" in line
     assert "## Appendix A. Disposition ledger" in text

@@ -244,6 +244,47 @@ def test_a_report_of_an_audit_carries_the_audited_report_in_its_signed_bundle(
     assert any("audited/report.md" in p for p in bundle_problems(forged))
 
 
+def test_a_claim_a_reviewer_rejects_as_contradicted_is_marked_contradicted(author, reviewer, base):
+    """The families do not find "40% faster" against "10% slower" (they abstain); the
+    reviewer, reading the cited source's words on the claim page, rejects the claim as
+    contradicted: the audited report marks it so and says who judged. A rejection for
+    another reason stays "dropped"."""
+    from research.pipeline.audit.check import disposition
+    from review.audits import audited_report
+    from review.services.decisions import do_reject_claim
+
+    plan, run = audited(author, base)
+    plan.memberships.create(user=reviewer, role="reviewer")
+    cited = by_sentence(run)
+    faster, uncited = cited[2], cited[5]
+    assert faster.outcome in {"contradicts", "insufficient"}
+    if faster.outcome == "insufficient":  # the reviewer is shown what the source says
+        assert "10% slower" in faster.quote
+    do_reject_claim(
+        reviewer, faster.claim, faster.claim.version, "contradicted", "The source says slower."
+    )
+    do_reject_claim(reviewer, uncited.claim, uncited.claim.version, "unsupported")
+    faster.refresh_from_db()
+    faster.claim.refresh_from_db()
+    assert faster.claim.rejection_code == "contradicted" and faster.mark == "contradicted"
+
+    rows = {row.sentences[0]: row for row in audited_report(run).rows}
+    assert rows[2].mark == "contradicted" and rows[2].review == "rejected"
+    assert rows[2].reason.startswith(
+        "Rejected by a reviewer: Credible evidence contradicts it — The source says slower. "
+        "Citation check:"
+    )
+    assert rows[5].mark == "dropped"
+
+    # A later decision that is not a rejection clears the code: the mark follows it.
+    claim = faster.claim
+    do_approve_claim(reviewer, claim, claim.version, "Re-read: another build is meant.")
+    claim.refresh_from_db()
+    faster.refresh_from_db()
+    assert claim.review_state != "rejected" and claim.rejection_code == ""
+    assert faster.mark == disposition(faster.outcome, claim.status)
+
+
 LIBRARY_REPORT = """# Heat pumps
 
 A heat pump moves heat from outside air into a building [1].

@@ -81,6 +81,52 @@ def test_marks_follow_the_citation_check_and_the_verdict():
     assert disposition("uncited", "uncertain") == UNSUPPORTED
     assert disposition("insufficient", "uncertain") == UNSUPPORTED
     assert disposition("supports", "pass", rejected=True) == DROPPED
+    assert disposition("insufficient", "uncertain", rejected=True, rejected_as="unsupported") == (
+        DROPPED
+    )
+
+
+def test_a_reviewer_who_rejects_a_claim_as_contradicted_marks_it_contradicted():
+    # The verifier families abstained (insufficient / uncertain); the person who read the
+    # cited source beside the claim found it says the opposite: that is the mark.
+    assert disposition("insufficient", "uncertain", rejected=True, rejected_as="contradicted") == (
+        CONTRADICTED
+    )
+    assert disposition("supports", "pass", rejected=True, rejected_as="contradicted") == (
+        CONTRADICTED
+    )
+
+
+def vote(verdict: str, evidence_id: str, score: float, quote: str):
+    from research.pipeline.verify.records import Vote
+
+    return Vote("v", "f", "c", evidence_id, verdict, score, "", "", quote=quote)
+
+
+def test_an_unsettled_citation_shows_the_cited_words_closest_to_a_verdict():
+    from research.pipeline.audit.check import closest_words
+    from research.pipeline.verify.records import ClaimVerdict, Status
+
+    def verdict(*votes, possible=()):
+        return ClaimVerdict(
+            "c",
+            "",
+            Status.UNCERTAIN,
+            "",
+            0.0,
+            votes=list(votes),
+            possible_contradictions=dict.fromkeys(possible, "not credible"),
+        )
+
+    slower = "Single-threaded code runs about 10% slower."
+    support = vote("supports", "1", 0.7, "It runs on the free-threaded build.")
+    against = vote("contradicts", "2", 0.6, slower)
+    # A contradiction set aside as not credible is what the reviewer must read first.
+    assert closest_words(verdict(support, against, possible=("2",))) == ("2", slower)
+    # One set aside for another reason (the same passage states the claim) is not shown as
+    # such: the best support is.
+    assert closest_words(verdict(support, against)) == ("1", support.quote)
+    assert closest_words(verdict(vote("insufficient", "1", 0.9, "x"))) == ("", "")
 
 
 def test_the_why_column_reads_as_sentences():

@@ -14,7 +14,10 @@
    credible contradicts it), ``re-sourced`` (its citation does not support it, another
    source does), ``contradicted``, ``unsupported``, ``unverifiable`` or ``dropped`` (a
    reviewer rejected it). A mark is never better than the evidence: a claim whose
-   citation supports it but whose overall verdict is FAIL is ``contradicted``.
+   citation supports it but whose overall verdict is FAIL is ``contradicted``. A claim a
+   reviewer rejected as contradicted (reason code ``contradicted``, after reading the cited
+   source beside it) is ``contradicted`` too: the person's reading is the stronger
+   evidence where the verifier families abstained, and the ledger says who judged.
 
 Pure and deterministic.
 """
@@ -25,7 +28,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from research.pipeline.verify import VerifyConfig, verify_claim
-from research.pipeline.verify.records import ClaimInput, EvidenceItem, Status
+from research.pipeline.verify.records import (
+    ClaimInput,
+    ClaimVerdict,
+    EvidenceItem,
+    Status,
+    VoteVerdict,
+)
 
 SUPPORTS = "supports"
 CONTRADICTS = "contradicts"
@@ -46,7 +55,7 @@ MARK_WORDS = {
     CONFIRMED: "confirmed by the source it cites",
     RESOURCED: "not supported by the source it cites; supported by another source",
     UNSUPPORTED: "not supported by the source it cites, and by no other source found",
-    CONTRADICTED: "contradicted by the evidence",
+    CONTRADICTED: "contradicted by the evidence (the verifiers found it, or a reviewer judged it)",
     UNVERIFIABLE: "its cited source could not be read",
     DROPPED: "dropped by a reviewer",
     PENDING: "not yet judged",
@@ -60,6 +69,9 @@ class CitationCheck:
     outcome: str
     reason: str
     evidence_id: str = ""  # the cited passage whose quote decided ("" without one)
+    # The quote that decided; when the check is insufficient, the cited source's words
+    # closest to a verdict (a contradiction set aside as not credible first, else the best
+    # support), so the reviewer reads what the source says beside the claim.
     quote: str = ""
     confidence: float = 0.0
 
@@ -93,6 +105,9 @@ def check_citation(
     else:
         outcome, decided = INSUFFICIENT, []
     evidence_id = decided[0] if decided else ""
+    quote = verdict.quotes.get(evidence_id, "")
+    if outcome == INSUFFICIENT:
+        evidence_id, quote = closest_words(verdict)
     reason = verdict.rationale
     if unreadable and outcome != SUPPORTS:
         reason = f"{reason} (also cited, unreadable: {'; '.join(unreadable)})"
@@ -100,19 +115,44 @@ def check_citation(
         outcome,
         reason,
         evidence_id=evidence_id,
-        quote=verdict.quotes.get(evidence_id, ""),
+        quote=quote,
         confidence=verdict.confidence,
     )
 
 
-def disposition(citation: str, status: str, *, rejected: bool = False) -> str:
+def closest_words(verdict: ClaimVerdict) -> tuple[str, str]:
+    """(evidence id, quote) of the words a reviewer should read beside a claim the cited
+    source does not settle: a contradiction set aside as not credible (its highest-scored
+    quote), else the highest-scored support vote's quote; ("", "") when no vote quoted."""
+    for wanted in (VoteVerdict.CONTRADICTS, VoteVerdict.SUPPORTS):
+        votes = [
+            v
+            for v in verdict.votes
+            if v.verdict == wanted
+            and v.quote
+            and not v.shadow
+            and (
+                wanted != VoteVerdict.CONTRADICTS
+                or v.evidence_id in verdict.possible_contradictions
+            )
+        ]
+        if votes:
+            best = max(votes, key=lambda v: (v.score, v.evidence_id))
+            return best.evidence_id, best.quote
+    return "", ""
+
+
+def disposition(
+    citation: str, status: str, *, rejected: bool = False, rejected_as: str = ""
+) -> str:
     """The audited report's mark for a claim (see the module docstring).
 
     ``citation``: the citation check's outcome; ``status``: the run's verdict on the claim
-    (pass, fail, uncertain, unverifiable, pending); ``rejected``: a reviewer rejected it.
+    (pass, fail, uncertain, unverifiable, pending); ``rejected``: a reviewer rejected it,
+    ``rejected_as`` with that reason code (``contradicted`` marks it contradicted).
     """
     if rejected:
-        return DROPPED
+        return CONTRADICTED if rejected_as == CONTRADICTED else DROPPED
     if status == Status.FAIL or citation == CONTRADICTS:
         return CONTRADICTED
     if citation == SUPPORTS:  # its source supports it and nothing credible contradicts it
