@@ -336,6 +336,20 @@ def canonical_id(
     raise ValueError("canonical_id needs a url, doi, arxiv_id or content_sha256")
 
 
+def lenient_canonical_id(url: str = "", doi: str = "", arxiv_id: str = "") -> str | None:
+    """``canonical_id`` of everything given, where a malformed DOI or arXiv id falls back to
+    the URL (a search result or a report's reference with a mistyped DOI is still the page
+    it links); None when nothing identifies the document."""
+    for link, doi_value, arxiv_value in ((url, doi, arxiv_id), (url, "", "")):
+        try:
+            return canonical_id(
+                url=link or None, doi=doi_value or None, arxiv_id=arxiv_value or None
+            )
+        except ValueError:
+            continue
+    return None
+
+
 def _identifier_id(doi: str | None, arxiv_id: str | None) -> str | None:
     if doi:
         if not DOI_VALID.match(doi):

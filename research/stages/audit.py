@@ -60,7 +60,7 @@ from research.pipeline.audit.records import Citation, ParsedReport
 from research.pipeline.claims.classify import describe
 from research.pipeline.claims.mine import split_coordination
 from research.pipeline.claims.roles import classify_sentences
-from research.pipeline.identity import canonical_id, normalize_url
+from research.pipeline.identity import lenient_canonical_id, normalize_url
 from research.pipeline.language.lexicon import content_stems
 from research.pipeline.records import PlanContent
 from research.pipeline.text import claim_fingerprint
@@ -93,13 +93,9 @@ def report_of(run: Run) -> ParsedReport:
 
 
 def citation_key(citation: Citation) -> str:
-    """One identity per cited document (its canonical id), "" when nothing identifies it."""
-    try:
-        return canonical_id(
-            url=citation.url or None, doi=citation.doi or None, arxiv_id=citation.arxiv_id or None
-        )
-    except ValueError:
-        return ""
+    """One identity per cited document (its canonical id), "" when nothing identifies it. A
+    malformed DOI or arXiv id beside a URL falls back to the URL: the page is still read."""
+    return lenient_canonical_id(citation.url, citation.doi, citation.arxiv_id) or ""
 
 
 def fetch_url(citation: Citation) -> str:
@@ -176,6 +172,9 @@ def cite(ctx: StageContext) -> None:
     labels: dict[str, str] = {}  # citation label -> the canonical id of what it cites
     for citation in cited.values():
         key = citation_key(citation)
+        # Identifiers that did not make the key (malformed: it fell back to the URL) are
+        # not handed on, so ingesting the page does not stumble on them again.
+        identified = key.startswith(("doi:", "arxiv:"))
         source, ambiguous = library_match(index, citation, key)
         if source is not None:
             key = source.canonical_id
@@ -193,8 +192,8 @@ def cite(ctx: StageContext) -> None:
         record = {
             "url": fetch_url(citation),
             "title": citation.title,
-            "doi": citation.doi,
-            "arxiv_id": citation.arxiv_id,
+            "doi": citation.doi if identified else "",
+            "arxiv_id": citation.arxiv_id if identified else "",
             "citation": citation.label,
         }
         hits.append(

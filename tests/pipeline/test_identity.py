@@ -12,6 +12,7 @@ from research.pipeline.identity import (
     extract_arxiv_id,
     extract_doi,
     is_tracking_param,
+    lenient_canonical_id,
     normalize_arxiv_id,
     normalize_doi,
     normalize_url,
@@ -213,3 +214,12 @@ def test_it_keeps_very_long_identities_bounded_and_distinct():
     assert len(second) <= MAX_ID_LENGTH
     assert first != second
     assert first.startswith("url:https://example.com/aaa")
+
+
+def test_a_malformed_identifier_beside_a_url_falls_back_to_the_url():
+    page = "https://example.org/p"
+    assert lenient_canonical_id(page, doi="10.1234") == "url:https://example.org/p"
+    assert lenient_canonical_id(page, arxiv_id="not an id") == "url:https://example.org/p"
+    assert lenient_canonical_id(page, doi="10.1234/abc") == "doi:10.1234/abc"
+    assert lenient_canonical_id(doi="10.1234") is None  # nothing else identifies it
+    assert lenient_canonical_id() is None

@@ -285,6 +285,15 @@ def test_a_claim_a_reviewer_rejects_as_contradicted_is_marked_contradicted(autho
     assert faster.mark == disposition(faster.outcome, claim.status)
 
 
+def test_a_reference_with_a_malformed_doi_is_read_from_its_url():
+    from research.pipeline.audit.records import Citation
+    from research.stages.audit import citation_key
+
+    page = "https://example.org/perf"
+    assert citation_key(Citation("1", url=page, doi="10.1234")) == "url:" + page
+    assert citation_key(Citation("1", doi="10.1234")) == ""  # nothing to read it from
+
+
 LIBRARY_REPORT = """# Heat pumps
 
 A heat pump moves heat from outside air into a building [1].

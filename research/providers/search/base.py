@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import httpx
 
-from research.pipeline.identity import canonical_id, extract_doi, normalize_arxiv_id
+from research.pipeline.identity import extract_doi, lenient_canonical_id, normalize_arxiv_id
 from research.providers.base import ProviderError
 
 _TAG_RE = re.compile(r"<[^>]+>")
@@ -82,7 +82,7 @@ def build_record(
     **optional: Any,
 ) -> SearchRecord | None:
     """A record with identity filled in; None when nothing identifies the result."""
-    identity = _identity(url, doi, arxiv_id)
+    identity = lenient_canonical_id(url, doi, arxiv_id)
     if identity is None:
         return None
     prefix = identity.split(":", 1)[0]
@@ -102,19 +102,6 @@ def build_record(
         arxiv_id=_arxiv(arxiv_id) if arxiv_id else (identity[6:] if prefix == "arxiv" else ""),
         **optional,
     )
-
-
-def _identity(url: str, doi: str, arxiv_id: str) -> str | None:
-    """canonical_id of everything given; a malformed DOI or arXiv id falls back to the URL."""
-    attempts = ((url, doi, arxiv_id), (url, "", ""))
-    for link, doi_value, arxiv_value in attempts:
-        try:
-            return canonical_id(
-                url=link or None, doi=doi_value or None, arxiv_id=arxiv_value or None
-            )
-        except ValueError:
-            continue
-    return None
 
 
 def _arxiv(value: str) -> str:
