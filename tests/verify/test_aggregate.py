@@ -49,6 +49,19 @@ def test_it_fails_nineteen_supports_against_one_credible_contradiction():
     assert "negation conflict" in verdict.rationale
 
 
+def test_a_fail_says_from_another_source_only_when_the_claim_has_its_own():
+    refute = item("r1", REFUTE_TEXT, PoolName.REFUTE)
+    contradiction = vote(CLAIM, refute, "contradicts", REFUTE_QUOTE, score=0.8)
+    # An audited report's claim has no source it was mined from: no "another" to speak of.
+    alone = aggregate(CLAIM, [refute], [contradiction])
+    assert alone.status == Status.FAIL
+    assert alone.rationale.startswith("FAIL: 1 passage(s) credibly contradict the claim")
+    own = item("a1", SUPPORT_TEXT, source_key="doi:own", anchor=True)
+    mined = aggregate(CLAIM, [own, refute], [contradiction])
+    assert mined.status == Status.FAIL
+    assert mined.rationale.startswith("FAIL: 1 passage(s) from another source credibly")
+
+
 def test_it_passes_when_two_families_agree_and_says_why_with_the_quote():
     ev = item("e1", SUPPORT_TEXT)
     verdict = aggregate(CLAIM, [ev], agreed(CLAIM, ev))

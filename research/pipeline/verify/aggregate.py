@@ -186,7 +186,7 @@ def _decide(
     _relations(verdict, items, votes, tally)
     verdict.possible_contradictions = {eid: why for eid, (_, why) in tally.possible.items()}
     if tally.contradict:
-        _fail(verdict, claim, tally)
+        _fail(verdict, claim, tally, anchored=any(item.anchor for item in items))
     elif not tally.ran:
         _set(verdict, Status.UNVERIFIABLE, 0.0, _unverifiable_reason(items, votes, unavailable))
     else:
@@ -470,10 +470,13 @@ def _cite(vote: Vote, limit: int = 160) -> str:
     return f'{vote.verifier} ({vote.score:.2f}) on evidence {vote.evidence_id}: "{quote}"'
 
 
-def _fail(verdict: ClaimVerdict, claim: ClaimInput, tally: _Tally) -> None:
+def _fail(verdict: ClaimVerdict, claim: ClaimInput, tally: _Tally, *, anchored: bool) -> None:
+    """``anchored``: the claim has its own source among the items (a mined claim); an
+    audited report's claim has none, so its contradiction is not "from another source"."""
     strongest = max((v for vs in tally.contradict.values() for v in vs), key=lambda v: v.score)
+    where = " from another source" if anchored else ""
     text = (
-        f"FAIL: {len(tally.contradict)} passage(s) from another source credibly contradict "
+        f"FAIL: {len(tally.contradict)} passage(s){where} credibly contradict "
         f"the claim ({conflict_cue(claim.text, strongest.quote)} conflict on the same "
         f"subject and outcome), which outranks any support. "
         f"Strongest: {_cite(strongest)} — {strongest.rationale}"
