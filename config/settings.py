@@ -304,7 +304,7 @@ REPORT_CHECK_MODEL = envstr("REPORT_CHECK_MODEL", "shipped")
 # shipped model's entailment calls are right 9 times in 10 on its held-back NLI pairs
 # (`manage.py bench_report_check`, docs/benchmarks.md).
 REPORT_CHECK_ENTAILMENT = envfloat("REPORT_CHECK_ENTAILMENT", 0.85)
-# Fold models of `train_nli --stage folds`, for out-of-fold bench figures on SciFact train.
+# Fold models of `train_nli --stage folds`, for out-of-fold bench figures on the training claims.
 NLI_FOLDS_DIR = Path(envstr("NLI_FOLDS_DIR", "") or BASE_DIR / ".data/nli-train")
 LLM_BASE_URL = envstr("LLM_BASE_URL", "")  # OpenAI-compatible; empty: offline defaults
 LLM_MODEL = envstr("LLM_MODEL", "")

@@ -118,7 +118,7 @@ def _rationale(verdict: ClaimVerdict) -> str:
 
 
 def _prohibited(claim: Claim, verdict: ClaimVerdict) -> list[str]:
-    out = ["stating it beyond the setting of the quoted evidence"]
+    out = ["claiming it beyond the setting of the quoted evidence"]
     if claim.hedges:
         out.append(f"dropping the hedge ({', '.join(claim.hedges)})")
     if verdict.independent_sources < 2:

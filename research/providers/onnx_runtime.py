@@ -7,7 +7,7 @@ is padded only to its own longest text, and run through the graph in batches of 
 L2-normalized, in input order. No torch import is needed at run time.
 
 Why a token budget: on this 2-core machine, batches of 64 rows ran at half the speed of
-batches of ~256 tokens (300 SciFact abstracts, int8: 13–17 vs 31–40 texts/s; 834
+batches of ~256 tokens (300 abstracts of the benchmark corpus, int8: 13–17 vs 31–40 texts/s; 834
 verification sentences, float32: 44 vs 76–123 texts/s; docs/bench/ingest.md); a batch's
 activations stay in the cache instead of streaming through memory. The verify stage's
 float32 encoder uses it. Stored passages do not by default (``ENCODER_BATCH_TOKENS=0``):

@@ -14,7 +14,7 @@ Claims are mined from findings only. A sentence's role comes from, in order:
    without, on held-out structured abstracts), and **a gap cue** ("… remains unclear",
    "little is known": :func:`states_gap`), because the model's background reading never
    drops a sentence and a statement of what is not known is no finding (26 of its 28
-   held-out hits are background or aim; 1 of 732 SciFact train rationales).
+   held-out hits are background or aim; 1 of 732 gold rationales: model card).
 4. **The learned sentence-role model** (:mod:`research.pipeline.language.roles_model`,
    trained on structured abstracts): background, aim, method, result or conclusion. An aim
    or a method drops the sentence only when the model gives it at least

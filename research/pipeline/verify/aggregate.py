@@ -10,7 +10,7 @@ the verdict would have been with them, but they never change the verdict.
    UNCERTAIN): nothing was judged, or every family said the claim cannot be checked.
 2. A *credible* contradiction outranks any amount of support ⇒ FAIL. Credible means
    (:func:`credibility`): from a source other than the claim's own anchor passage, on a
-   passage no judging family finds stating the claim, quoting a sentence about the same
+   passage no judging family finds to state the claim, quoting a sentence about the same
    thing (the claim's subject and object terms), with an explicit conflict a reviewer can
    see (negation, direction, number, antonym, "no effect"), and either a calibrated
    confidence at or above ``min_contradict_score`` or *two families* finding the conflict:
@@ -23,7 +23,7 @@ the verdict would have been with them, but they never change the verdict.
    "everything weaker is UNCERTAIN" says — support elsewhere does not outvote an on-topic
    conflict nobody has weighed yet), the passage is shown with its score, and the claim is
    flagged — but it does not FAIL. A quote about something else, or one on a passage a
-   judging family finds stating the claim, or one on the claim's own source (the claim
+   judging family finds to state the claim, or one on the claim's own source (the claim
    restates it), is set aside and blocks nothing.
 3. PASS needs a quorum (seed 003): at least ``quorum`` distinct judging families support
    the claim with admitted verbatim quotes, *every* judging family that ran supports it
@@ -309,7 +309,7 @@ def credibility(
 ) -> tuple[str, bool]:
     """("", _) for a credible contradiction; else (why not, whether to flag it possible).
 
-    Set aside without a flag: a passage a judging family finds stating the claim, a
+    Set aside without a flag: a passage a judging family finds to state the claim, a
     quote about something else, and the claim's own source (unless
     ``own_source_contradicts``). Flagged as a possible contradiction: everything else short
     of credible, a quote that states no finding of its source (an aim, a method, a title,

@@ -305,7 +305,7 @@ _MIN = WINDOW_NAMES.index("align_min")
 
 
 def support_vetoed(values: NDArray[np.float64]) -> bool:
-    """A strict reader's veto, whatever the model learned from SciFact: the window never
+    """A strict reader's veto, whatever the model learned from its data: the window never
     supports when a claim word has no close partner in it (:data:`MIN_WORD_ALIGNMENT`),
     when it states an explicit conflict (negation, direction, antonym, "no effect",
     number), or when it has the claim's roles the other way round."""

@@ -1,7 +1,7 @@
 """Features of a claim–passage pair for the learned verifier (frozen MiniLM + lexical).
 
 Only *pair* features: nothing here looks at the claim alone, so a model trained on them
-cannot learn SciFact's claim-only artifact (negated rewrites give their label away by
+cannot learn a claim-only artifact of its training data (negated rewrites give their label away by
 their own wording). The claim's negation appears only as a mismatch with the evidence.
 """
 

@@ -1,6 +1,6 @@
 """The offline learned verifier: logistic regression over frozen MiniLM + lexical pair features.
 
-Trained by ``manage.py train_verifier`` on the SciFact train split (see docs/verifier.md).
+Trained by ``manage.py train_verifier`` (data and figures: docs/verifier.md).
 The weights are plain JSON (no pickle): standardization, coefficients, the two decision
 thresholds picked for a contradiction escape rate of at most 5%, and, for honest
 in-sample benchmarking, one model per grouped cross-validation fold with the claim ids
@@ -134,7 +134,7 @@ class VerifierWeights:
 
     model: LinearModel
     folds: list[LinearModel] = field(default_factory=list)
-    claim_folds: dict[str, int] = field(default_factory=dict)  # SciFact claim id -> fold
+    claim_folds: dict[str, int] = field(default_factory=dict)  # training claim id -> fold
     meta: dict[str, Any] = field(default_factory=dict)
 
     def for_claim(self, claim_id: str) -> tuple[LinearModel, bool]:
@@ -172,8 +172,8 @@ class VerifierWeights:
 
 class LinearFamily:
     """What the learned and align families share: weights (the shipped model, or the fold
-    model that never saw a SciFact claim, ``out_of_fold``) and one encoding of the claim and
-    every sentence of the passages it is judged against."""
+    model that never saw the claim being benchmarked, ``out_of_fold``) and one encoding of
+    the claim and every sentence of the passages it is judged against."""
 
     def __init__(
         self, weights: VerifierWeights, encode: Encode, *, out_of_fold: bool = False

@@ -4,8 +4,8 @@ By default it is the model this repository trains and ships (``weights/nli/``: a
 ONNX graph, its tokenizer and ``nli.json``, the manifest with the graph's sha256; model
 card beside them; ``manage.py train_nli`` rebuilds it). ``settings.NLI_MODEL`` selects
 another: a folder holding such a manifest (for instance ``.data/nli-train/base/onnx``,
-the model trained without SciFact), or any sentence-transformers ``CrossEncoder`` by
-local path or cached hub name; ``off`` turns the family off (recorded as *not
+the model trained without the claim-verification data), or any sentence-transformers
+``CrossEncoder`` by local path or cached hub name; ``off`` turns the family off (recorded as *not
 configured*). A configured model that is missing or corrupt is an error naming the file,
 never a silent fallback: the run shows the family *unavailable*, and PASS needs it.
 
@@ -15,7 +15,7 @@ at or above the manifest's ``support_at``, ``contradicts`` likewise for contradi
 (``contradict_at``); the quote is the window, verbatim. Pairs are scored in batches and
 remembered for the run (the same sentence against the same claim is scored once).
 
-For out-of-fold figures on SciFact train (``bench_verification --split train``), each
+For out-of-fold figures on the training claims (``bench_verification --split train``), each
 claim is scored by the fold model that never saw it (``NLI_FOLDS_DIR``, written by
 ``train_nli --stage folds``).
 """

@@ -52,6 +52,6 @@ JUDGE_VOTE_PROPERTIES: dict[str, dict[str, Any]] = {
 # for at most JUDGE_REPLY_TOKENS + n * JUDGE_VOTE_TOKENS, and holds fewer passages when
 # LLM_MAX_TOKENS is lower than that. Measured: a vote whose quote and rationale are at
 # their caps, written as indented JSON, took at most 233 tokens (SmolLM2's tokenizer, 200
-# SciFact abstracts).
+# abstracts of the benchmark corpus).
 JUDGE_VOTE_TOKENS = 240
 JUDGE_REPLY_TOKENS = 24

@@ -1,7 +1,7 @@
 """Typed records of the verification stage: claims in, evidence pools, votes, verdicts.
 
 Ids are strings so that any store can supply them (a passage pk, a content hash, a
-SciFact ``doc_id``). Offsets inside :class:`EvidenceItem` are relative to ``text``;
+corpus's ``doc_id``). Offsets inside :class:`EvidenceItem` are relative to ``text``;
 ``snapshot_start`` maps them to the snapshot text the quote must be found in.
 """
 

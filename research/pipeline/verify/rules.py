@@ -12,7 +12,7 @@ A negation word on one side only is no check of its own: "did not reduce" agains
 restates the claim with a negation elsewhere in it ("… otherwise the GIL is re-enabled
 after importing a module that does not support it"; "agencies are not required to release
 more than 20 percent" against "the minimum requirement is 20 percent") is no
-contradiction. Measured out-of-fold, the negation check decided two SciFact claims, a
+contradiction. Measured out-of-fold, the negation check decided two benchmark claims, a
 claim and its opposite, failing both; in real runs it failed true claims
 (docs/bench/verdict_ablation.md).
 """
