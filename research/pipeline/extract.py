@@ -40,6 +40,9 @@ _BLANK_LINES = re.compile(r"\n[ \t]*\n")
 # A site generator's front matter: "---" on the first line, a "key:" line, and a closing
 # line of "---" (YAML, as Jekyll and Hugo write it).
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n[A-Za-z_][\w-]*:[^\n]*\n(?:[^\n]*\n)*?---[ \t]*(?:\n|\Z)")
+# Its ``title:`` line, a plain or quoted YAML scalar on one line (a block scalar, "title: >",
+# is not read: the first heading stays the title).
+_FRONT_MATTER_TITLE = re.compile(r"^title:[ \t]*(?P<value>[^\s>|#].*?)[ \t]*$", re.MULTILINE)
 # A Markdown table's rule row ("|---|:--:|") and the pipes between its cells (not "\|").
 _TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)*[ \t]*:?-+:?[ \t]*\|?[ \t]*$")
 _TABLE_PIPE = re.compile(r"(?<!\\)\|")
@@ -268,20 +271,40 @@ def _extract_text(data: bytes, content_type: str, max_chars: int | None) -> Extr
     return _finish(builder, "", "text", "text/plain", "text", _python_version())
 
 
+def front_matter_title(block: str) -> str:
+    """The ``title:`` of a front-matter block as YAML reads a one-line scalar: its quotes
+    removed, or a plain value up to a " #" comment ("" when it has none)."""
+    found = _FRONT_MATTER_TITLE.search(block)
+    if found is None:
+        return ""
+    value = found.group("value")
+    mark = value[0]
+    if mark in "\"'" and len(value) >= 2 and value[-1] == mark:
+        inner = value[1:-1]
+        value = inner.replace("''", "'") if mark == "'" else inner.replace('\\"', '"')
+    else:
+        value = value.split(" #", 1)[0]
+    return " ".join(value.split())
+
+
 def _extract_markdown(data: bytes, content_type: str, max_chars: int | None) -> Extracted:
     """Markdown, parsed as CommonMark (with tables) by markdown-it-py, becomes plain text
     blocks: headings, paragraphs, list items, tables and code. The markup's marks are left
     out: emphasis and code marks, a link's target, raw HTML tags (an HTML list's items
     become list items) and a leading front-matter block (``---`` … ``---``), which is a
-    site generator's settings, not the document's text."""
+    site generator's settings, not the document's text. The title is the front matter's
+    ``title:`` when it has one (the page's own name: its first heading is often a section,
+    "Introduction"), else the first heading."""
     from markdown_it import MarkdownIt
 
-    text = _FRONT_MATTER.sub("", _clean(decode_text(data, content_type, "markdown")), count=1)
+    text = _clean(decode_text(data, content_type, "markdown"))
+    front = _FRONT_MATTER.match(text)
+    title = front_matter_title(front.group(0)) if front else ""
+    text = text[front.end() :] if front else text
     md = MarkdownIt("commonmark").enable("table")
     tokens = md.parse(text)
     lines = text.split("\n")
     builder = _Builder(max_chars)
-    title = ""
     in_item = 0  # list items open around the current token
     for i, token in enumerate(tokens):
         kind = token.type

@@ -116,6 +116,30 @@ def test_it_leaves_markdown_s_front_matter_raw_html_and_code_marks_out():
     assert result.title == "Exceptions"
 
 
+@pytest.mark.parametrize(
+    ("front", "title"),
+    [
+        ("title: CFPB Source Code Policy", "CFPB Source Code Policy"),
+        ('title: "Play 13: Default to open"', "Play 13: Default to open"),
+        ("title: 'It''s open'", "It's open"),
+        ('title: "Say \\"open\\""', 'Say "open"'),
+        ("title: Open source # the site's name", "Open source"),
+        ("title: >\n  Folded, not read", "Introduction"),  # a block scalar: the heading
+        ("permalink: /policy/", "Introduction"),  # no title: the first heading
+        ("  title: nested", "Introduction"),  # not a top-level key
+    ],
+)
+def test_a_markdown_title_is_its_front_matter_s_title_before_its_first_heading(front, title):
+    """Site pages name themselves in their front matter and open on a section heading: a
+    library of policy pages was titled "Introduction", "Purpose", "Checklist" and ""."""
+    markdown = f"---\nlayout: page\n{front}\n---\n\n## Introduction\n\nCode is shared.\n"
+
+    result = extract(markdown.encode(), filename="policy.md")
+
+    assert result.title == title
+    assert result.text == "Introduction\n\nCode is shared."  # the front matter is not text
+
+
 def test_a_markdown_file_opening_with_a_rule_keeps_its_text():
     result = extract(b"---\n\nA rule, then text.\n\n---\n\nMore text.\n", filename="r.md")
 
