@@ -277,6 +277,19 @@ def test_it_never_fails_a_claim_on_its_own_anchor_passage():
     assert kept.relations == {"a1": "possible-contradiction", "p1": "possible-contradiction"}
 
 
+def test_each_part_of_the_rationale_ends_before_the_next_begins():
+    """A rationale that ends on a quote without its own full stop ran into the next part:
+    '… compared with placebo" Not counted: …'."""
+    anchor = item("a1", REFUTE_TEXT, anchor=True, source_key="doi:own")
+    other = item("e1", SUPPORT_TEXT, source_key="doi:other")
+    clause = "aspirin significantly reduced fever compared with placebo"
+    assert clause in SUPPORT_TEXT
+    votes = [vote(CLAIM, anchor, "contradicts", REFUTE_QUOTE), *agreed(CLAIM, other, clause)]
+    verdict = aggregate(CLAIM, [anchor, other], votes)
+    assert verdict.status == Status.PASS
+    assert f'{clause}". Not counted: 1 contradiction vote(s)' in verdict.rationale
+
+
 def test_it_passes_on_other_sources_when_only_its_own_source_contradicts():
     """Issue 26: the claim's own source counted as a possible contradiction kept it
     UNCERTAIN although two families supported it on another source."""

@@ -646,13 +646,22 @@ def _notes_on_set_aside(verdict: ClaimVerdict, tally: _Tally) -> None:
         "UNCERTAIN: possible"
     ):
         for eid, (vote, why) in sorted(tally.possible.items()):
-            verdict.rationale += (
-                f" Possible contradiction on evidence {eid}, not credible ({why}): "
-                f"{vote.verifier} ({vote.score:.2f})."
+            _append(
+                verdict,
+                f"Possible contradiction on evidence {eid}, not credible ({why}): "
+                f"{vote.verifier} ({vote.score:.2f}).",
             )
     for kind, votes in (("contradiction", tally.set_aside), ("support", tally.no_finding)):
         for why, n in sorted(Counter(why for _, why in votes).items()):
-            verdict.rationale += f" Not counted: {n} {kind} vote(s) because {why}."
+            _append(verdict, f"Not counted: {n} {kind} vote(s) because {why}.")
+
+
+def _append(verdict: ClaimVerdict, sentence: str) -> None:
+    """One more sentence of the rationale, the one before it ended with its full stop (a
+    rationale may end on a quote or a parenthesis)."""
+    text = verdict.rationale.rstrip()
+    ended = text.endswith((".", "!", "?")) or text[-2:] in ('."', '?"', '!"', '…"')
+    verdict.rationale = f"{text}{'' if ended or not text else '.'} {sentence}".lstrip()
 
 
 def _flags(
