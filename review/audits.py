@@ -52,9 +52,11 @@ def audited_report(run: Run) -> AuditedReport:
             reason = "; ".join(cited.unreadable)
         if claim.review_state == ReviewState.REJECTED and claim.disposition_reason:
             # The person's judgement first: it decides the mark of a rejected claim.
-            said = claim.disposition_reason.rstrip(".")
+            said = claim.disposition_reason.strip()
             said = said[:1].upper() + said[1:]
-            reason = f"{said}. Citation check: {reason}" if reason else said
+            ended = said.endswith((".", "!", "?")) or said[-2:] in ('."', '?"', '!"', ".”")
+            said = said if ended else said + "."
+            reason = f"{said} Citation check: {reason}" if reason else said
         mark = cited.mark
         own = {s.pk for s in cited.sources.all()}
         others = sorted(

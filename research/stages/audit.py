@@ -64,7 +64,7 @@ from research.pipeline.identity import lenient_canonical_id, normalize_url
 from research.pipeline.language.lexicon import content_stems
 from research.pipeline.records import PlanContent
 from research.pipeline.text import claim_fingerprint
-from research.pipeline.verify import VerifyConfig, verify_claim
+from research.pipeline.verify import Encode, VerifyConfig, verify_claim
 from research.pipeline.verify.records import EvidenceItem, PoolName, Pools, Status
 from research.providers.fetcher import FetchOptions, FetchPool
 from research.services.runs import do_count_verification
@@ -354,9 +354,17 @@ def cited_items(source_ids: Sequence[int], text: str, vector: Any) -> list[Evide
     return list(items.values())
 
 
-def verify_one(ctx: StageContext, claim: Claim, config: VerifyConfig, encode: Any) -> None:
+def verify_one(
+    ctx: StageContext,
+    claim: Claim,
+    config: VerifyConfig,
+    encode: Any,
+    sentences: Encode | None = None,
+) -> None:
     """The citation check, the ordinary verdict and, when neither supports the claim, one
-    remediation search of the web adapters; all recorded in one transaction."""
+    remediation search of the web adapters; all recorded in one transaction. ``encode``:
+    the retrieval encoder (cited passages); ``sentences``: the verification encoder (the
+    closest sentence of an unsettled check)."""
     cited = CitedClaim.objects.filter(claim=claim).first()
     read = dict(cited.sources.values_list("pk", "canonical_id")) if cited else {}
     source_ids = list(read)
@@ -374,7 +382,12 @@ def verify_one(ctx: StageContext, claim: Claim, config: VerifyConfig, encode: An
     inp = claim_input(claim)
     cites = len(cited.citations) + len(cited.unresolved) if cited else 0
     check = check_citation(
-        inp, items, config, cites=cites, unreadable=cited.unreadable if cited else ()
+        inp,
+        items,
+        config,
+        cites=cites,
+        unreadable=cited.unreadable if cited else (),
+        encode=sentences,
     )
     combined = _with_cited(pools, items)
     verdict = verify_claim(inp, combined, config)
@@ -446,11 +459,13 @@ def remediate(
     return items, words
 
 
-def verify(ctx: StageContext, config: VerifyConfig) -> None:
+def verify(ctx: StageContext, config: VerifyConfig, sentences: Encode | None = None) -> None:
     """Every pending claim of the audit, oldest first (a resumed stage skips judged ones).
 
     The cited sources' passages are found with the retrieval encoder (the one their
     stored embeddings come from); without it, by the words they share with the claim.
+    ``sentences`` encodes sentences for the verifiers (the stage's cached encoder: the
+    sentences the families read are encoded once).
     """
     from research.stages.mine import encoder
 
@@ -462,7 +477,7 @@ def verify(ctx: StageContext, config: VerifyConfig) -> None:
     for claim in run_claims.filter(status=Verdict.PENDING).order_by("pk"):
         ctx.progress(total - run_claims.filter(status=Verdict.PENDING).count(), total)
         ctx.safe_point(wall_time=False)
-        verify_one(ctx, claim, config, encode)
+        verify_one(ctx, claim, config, encode, sentences)
     ctx.progress(total, total)
     outcomes = CitedClaim.objects.filter(claim__run=ctx.run)
     ctx.count(

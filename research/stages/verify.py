@@ -55,7 +55,7 @@ def run(ctx: StageContext) -> None:
     ctx.note("quorum", f"PASS needs {config.aggregate.quorum} verifier families to agree")
     do_record_families(ctx.run, config.family_states(), config.aggregate.quorum)
     if audit.is_audit(ctx.plan):
-        audit.verify(ctx, config)
+        audit.verify(ctx, config, cache.encode)
         return
     run_claims = Claim.objects.filter(run=ctx.run)
     if "learned" not in config.unavailable:  # the learned family encodes sentences

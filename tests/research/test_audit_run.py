@@ -261,7 +261,11 @@ def test_a_claim_a_reviewer_rejects_as_contradicted_is_marked_contradicted(autho
     if faster.outcome == "insufficient":  # the reviewer is shown what the source says
         assert "10% slower" in faster.quote
     do_reject_claim(
-        reviewer, faster.claim, faster.claim.version, "contradicted", "The source says slower."
+        reviewer,
+        faster.claim,
+        faster.claim.version,
+        "contradicted",
+        'The source says "about 10% slower."',
     )
     do_reject_claim(reviewer, uncited.claim, uncited.claim.version, "unsupported")
     faster.refresh_from_db()
@@ -271,8 +275,8 @@ def test_a_claim_a_reviewer_rejects_as_contradicted_is_marked_contradicted(autho
     rows = {row.sentences[0]: row for row in audited_report(run).rows}
     assert rows[2].mark == "contradicted" and rows[2].review == "rejected"
     assert rows[2].reason.startswith(
-        "Rejected by a reviewer: Credible evidence contradicts it — The source says slower. "
-        "Citation check:"
+        'Rejected by a reviewer: Credible evidence contradicts it — The source says "about 10% '
+        'slower." Citation check:'  # one full stop, not '…slower.".'
     )
     assert rows[5].mark == "dropped"
 

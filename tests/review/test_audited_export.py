@@ -146,3 +146,31 @@ def test_the_why_column_reads_as_sentences():
     assert (
         "no family supports it on the cited passage. Supported instead by: Physics notes. |"
     ) in text
+
+
+def test_an_unsettled_citation_shows_the_cited_sentence_closest_to_the_claim():
+    """Where every family abstains, the reviewer still reads the cited source's sentence
+    that bears on the claim, not the first one or the one a family happened to quote."""
+    import numpy as np
+
+    from research.pipeline.audit.check import closest_sentence
+    from research.pipeline.text import passage_fingerprint
+    from research.pipeline.verify.records import EvidenceItem
+
+    vocabulary = ["latitude", "influence", "vitamin", "trial", "enrolled", "adults"]
+
+    def encode(texts):  # word counts over a small vocabulary: a stand-in for the encoder
+        return np.array([[t.lower().count(w) for w in vocabulary] for t in texts], dtype=float)
+
+    text = (
+        "The trial enrolled 2,000 adults in nine countries. "
+        "There was no overall influence of latitude on the effect. Ok."
+    )
+    cited = EvidenceItem("7", text, passage_fingerprint(text))
+    claim = "Latitude has a strong influence on the effect of vitamin D."
+    assert closest_sentence(claim, [cited], encode) == (
+        "7",
+        "There was no overall influence of latitude on the effect.",
+    )
+    short = EvidenceItem("8", "Results", passage_fingerprint("Results"))
+    assert closest_sentence(claim, [short], encode) is None  # a heading is not a candidate

@@ -27,7 +27,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from research.pipeline.verify import VerifyConfig, verify_claim
+import numpy as np
+
+from research.pipeline.language.lexicon import is_meaningful_quote
+from research.pipeline.language.sentences import split_sentences
+from research.pipeline.verify import Encode, VerifyConfig, verify_claim
 from research.pipeline.verify.records import (
     ClaimInput,
     ClaimVerdict,
@@ -69,9 +73,9 @@ class CitationCheck:
     outcome: str
     reason: str
     evidence_id: str = ""  # the cited passage whose quote decided ("" without one)
-    # The quote that decided; when the check is insufficient, the cited source's words
-    # closest to a verdict (a contradiction set aside as not credible first, else the best
-    # support), so the reviewer reads what the source says beside the claim.
+    # The quote that decided; when the check is insufficient, the cited source's sentence
+    # closest in meaning to the claim (:func:`closest_sentence`), so the reviewer reads what
+    # the source says beside the claim.
     quote: str = ""
     confidence: float = 0.0
 
@@ -83,12 +87,14 @@ def check_citation(
     *,
     cites: int,
     unreadable: Sequence[str] = (),
+    encode: Encode | None = None,
 ) -> CitationCheck:
     """Judge ``claim`` against ``cited`` (passages of the sources its sentence cites).
 
     ``cites``: how many sources the sentence cites (resolved or not); ``unreadable``: why
     each cited source that has no passages could not be read (fetch errors, a dangling
-    marker).
+    marker); ``encode``: a sentence encoder, to find the closest sentence of an unsettled
+    check (without one, the verifiers' own quotes: :func:`closest_words`).
     """
     if cites == 0:
         return CitationCheck(UNCITED, "the sentence cites no source")
@@ -107,7 +113,8 @@ def check_citation(
     evidence_id = decided[0] if decided else ""
     quote = verdict.quotes.get(evidence_id, "")
     if outcome == INSUFFICIENT:
-        evidence_id, quote = closest_words(verdict)
+        found = closest_sentence(claim.text, cited, encode) if encode is not None else None
+        evidence_id, quote = found or closest_words(verdict)
     reason = verdict.rationale
     if unreadable and outcome != SUPPORTS:
         reason = f"{reason} (also cited, unreadable: {'; '.join(unreadable)})"
@@ -118,6 +125,28 @@ def check_citation(
         quote=quote,
         confidence=verdict.confidence,
     )
+
+
+def closest_sentence(
+    claim: str, items: Sequence[EvidenceItem], encode: Encode
+) -> tuple[str, str] | None:
+    """(evidence id, sentence) of the sentence of ``items`` closest in meaning to ``claim``
+    (cosine of ``encode``'s vectors; a heading or a fragment too short to prove anything is
+    not a candidate); None when there is none."""
+    candidates = [
+        (item.evidence_id, text)
+        for item in items
+        for start, end in (list(item.sentences) or split_sentences(item.text))
+        if is_meaningful_quote(text := item.text[start:end].strip())
+    ]
+    if not candidates:
+        return None
+    vectors = np.asarray(encode([claim, *(text for _, text in candidates)]), dtype=np.float64)
+    norms = np.linalg.norm(vectors, axis=1)
+    norms[norms == 0] = 1.0
+    unit = vectors / norms[:, None]
+    best = int(np.argmax(unit[1:] @ unit[0]))
+    return candidates[best]
 
 
 def closest_words(verdict: ClaimVerdict) -> tuple[str, str]:
