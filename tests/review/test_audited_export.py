@@ -174,3 +174,20 @@ def test_an_unsettled_citation_shows_the_cited_sentence_closest_to_the_claim():
     )
     short = EvidenceItem("8", "Results", passage_fingerprint("Results"))
     assert closest_sentence(claim, [short], encode) is None  # a heading is not a candidate
+
+
+def test_a_settled_check_quotes_the_passage_of_its_strongest_vote():
+    """The ledger's "The cited source says" is the passage the rationale's "Best:" quotes,
+    not whichever supporting passage the verdict listed first."""
+    from dataclasses import replace
+
+    from research.pipeline.audit.check import deciding
+    from research.pipeline.verify.records import ClaimVerdict, Status
+
+    weak = vote("supports", "1", 0.55, "The first is a switch to biased reference counting.")
+    strong = vote("supports", "2", 0.70, "The largest contribution is biased reference counting.")
+    shadow = replace(vote("supports", "1", 0.99, "x"), shadow=True)  # shown, never counted
+    verdict = ClaimVerdict("c", "", Status.PASS, "", 0.7, votes=[weak, strong, shadow])
+    assert deciding(verdict, ["1", "2"], "supports") == "2"
+    assert deciding(verdict, ["1"], "supports") == "1"
+    assert deciding(verdict, [], "supports") == ""

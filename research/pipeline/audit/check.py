@@ -110,7 +110,7 @@ def check_citation(
         decided = verdict.refute_ids
     else:
         outcome, decided = INSUFFICIENT, []
-    evidence_id = decided[0] if decided else ""
+    evidence_id = deciding(verdict, decided, outcome)
     quote = verdict.quotes.get(evidence_id, "")
     if outcome == INSUFFICIENT:
         found = closest_sentence(claim.text, cited, encode) if encode is not None else None
@@ -125,6 +125,23 @@ def check_citation(
         quote=quote,
         confidence=verdict.confidence,
     )
+
+
+def deciding(verdict: ClaimVerdict, ids: Sequence[str], relation: str) -> str:
+    """Of the passages that decided (``ids``), the one with the strongest counted vote for
+    ``relation``: the passage the rationale's "Best:" quotes ("" when none decided)."""
+    if not ids:
+        return ""
+
+    def strength(eid: str) -> float:
+        scores = [
+            v.score
+            for v in verdict.votes
+            if v.evidence_id == eid and v.verdict == relation and not v.shadow
+        ]
+        return max(scores, default=0.0)
+
+    return max(ids, key=strength)  # the first of equals, as the verdict lists them
 
 
 def closest_sentence(
