@@ -40,6 +40,8 @@ _BLANK_LINES = re.compile(r"\n[ \t]*\n")
 # A site generator's front matter: "---" on the first line, a "key:" line, and a closing
 # line of "---" (YAML, as Jekyll and Hugo write it).
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n[A-Za-z_][\w-]*:[^\n]*\n(?:[^\n]*\n)*?---[ \t]*(?:\n|\Z)")
+# A raw HTML line break inside Markdown's inline text ("M-16-21<br/>MEMORANDUM").
+_HTML_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 # Its ``title:`` line, a plain or quoted YAML scalar on one line (a block scalar, "title: >",
 # is not read: the first heading stays the title).
 _FRONT_MATTER_TITLE = re.compile(r"^title:[ \t]*(?P<value>[^\s>|#].*?)[ \t]*$", re.MULTILINE)
@@ -340,13 +342,15 @@ def _md_row(md: Any, line: str) -> list[str]:
 
 
 def _md_inline(token: Any) -> str:
-    """An inline token's words: text and code spans as written, breaks as newlines; marks,
-    link targets, images and raw HTML tags left out."""
+    """An inline token's words: text and code spans as written, breaks (an HTML ``<br>``
+    too) as newlines; marks, link targets, images and raw HTML tags left out."""
     parts = []
     for child in token.children or ():
         if child.type in ("text", "code_inline"):
             parts.append(child.content)
-        elif child.type in ("softbreak", "hardbreak"):
+        elif child.type in ("softbreak", "hardbreak") or (
+            child.type == "html_inline" and _HTML_BREAK.match(child.content)
+        ):
             parts.append("\n")
     return "".join(parts)
 

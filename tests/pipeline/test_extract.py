@@ -140,6 +140,14 @@ def test_a_markdown_title_is_its_front_matter_s_title_before_its_first_heading(f
     assert result.text == "Introduction\n\nCode is shared."  # the front matter is not text
 
 
+def test_an_html_line_break_in_markdown_separates_words():
+    """A policy memo's heading "M-16-21<br/>MEMORANDUM FOR …" was read "M-16-21MEMORANDUM"."""
+    result = extract(b"## M-16-21<br/>MEMORANDUM FOR AGENCIES\n\nA<BR>B c.\n", filename="m.md")
+
+    assert result.title == "M-16-21 MEMORANDUM FOR AGENCIES"
+    assert "M-16-21\nMEMORANDUM" in result.text and "A\nB c." in result.text
+
+
 def test_a_markdown_file_opening_with_a_rule_keeps_its_text():
     result = extract(b"---\n\nA rule, then text.\n\n---\n\nMore text.\n", filename="r.md")
 
