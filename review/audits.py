@@ -15,6 +15,7 @@ from ledger.models import CitedClaim, DispositionState, EvidenceLink, Relation, 
 from research.models import ImportedReport, Run
 from research.pipeline.audit import ParsedReport
 from research.pipeline.audit.check import RESOURCED
+from research.pipeline.language.sentences import full_stop
 from review.audited import AuditedReport, AuditRow
 
 
@@ -52,10 +53,8 @@ def audited_report(run: Run) -> AuditedReport:
             reason = "; ".join(cited.unreadable)
         if claim.review_state == ReviewState.REJECTED and claim.disposition_reason:
             # The person's judgement first: it decides the mark of a rejected claim.
-            said = claim.disposition_reason.strip()
+            said = full_stop(claim.disposition_reason.strip())
             said = said[:1].upper() + said[1:]
-            ended = said.endswith((".", "!", "?")) or said[-2:] in ('."', '?"', '!"', ".”")
-            said = said if ended else said + "."
             reason = f"{said} Citation check: {reason}" if reason else said
         mark = cited.mark
         own = {s.pk for s in cited.sources.all()}

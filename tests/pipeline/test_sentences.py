@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from research.pipeline.language.sentences import clause_pieces, clause_spans
+import pytest
+
+from research.pipeline.language.sentences import clause_pieces, clause_spans, full_stop
 
 
 def test_mining_cuts_clauses_at_a_semicolon_a_contrast_and_a_comma_and():
@@ -33,3 +35,23 @@ def test_mining_keeps_lists_bare_conjunctions_and_however_whole():
         assert clause_pieces(sentence) == ([sentence], [])
     text = "The dose was high in every arm, however the effect was small in every arm."
     assert len(clause_spans(text, 0, len(text))) == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "ended"),
+    [
+        (
+            "none of 1 admitted passage(s) states the claim",
+            "none of 1 admitted passage(s) states the claim.",
+        ),
+        ('on evidence e1: "aspirin reduced fever"', 'on evidence e1: "aspirin reduced fever".'),
+        ('The source says "about 10% slower."', 'The source says "about 10% slower."'),
+        ("It ends \u201cso.\u201d", "It ends \u201cso.\u201d"),
+        ('a quote cut at its cap "…"', 'a quote cut at its cap "…"'),
+        ("(see the note.)  ", "(see the note.)"),
+        ("Done!", "Done!"),
+        ("", ""),
+    ],
+)
+def test_full_stop_ends_a_sentence_once(text, ended):
+    assert full_stop(text) == ended

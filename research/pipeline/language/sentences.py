@@ -28,6 +28,16 @@ SENTENCE_END = "[.!?]"
 # A sentence ends at . ! or ? (plus closing quotes/brackets) before whitespace and a
 # plausible sentence start; abbreviations and initials are filtered afterwards.
 _BOUNDARY = re.compile(SENTENCE_END + r"[\"'\u201d\u2019)\]]*(?=\s+[\"'\u201c\u2018(\[]?[A-Z0-9])")
+# Text that has ended its sentence: . ! ? or an ellipsis, then any closing quotes/brackets.
+_ENDED = re.compile(r"(?:" + SENTENCE_END + r"|\u2026)[\"'\u201d\u2019)\]]*\Z")
+
+
+def full_stop(text: str) -> str:
+    """``text`` (right-trimmed) ending its sentence: a full stop added unless it ends on
+    . ! ? or an ellipsis, closing quotes or brackets after them allowed ('… slower."');
+    empty text stays empty."""
+    text = text.rstrip()
+    return text if not text or _ENDED.search(text) else text + "."
 
 
 def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:

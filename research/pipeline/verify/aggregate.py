@@ -60,7 +60,7 @@ from research.pipeline.language.direction import (
 )
 from research.pipeline.language.lexicon import content_stems, coverage
 from research.pipeline.language.quantities import quantities, years
-from research.pipeline.language.sentences import split_sentences
+from research.pipeline.language.sentences import full_stop, split_sentences
 from research.pipeline.language.verdict_cues import (
     CAUSAL_EVIDENCE,
     COMPARISON_SPLIT,
@@ -659,9 +659,7 @@ def _notes_on_set_aside(verdict: ClaimVerdict, tally: _Tally) -> None:
 def _append(verdict: ClaimVerdict, sentence: str) -> None:
     """One more sentence of the rationale, the one before it ended with its full stop (a
     rationale may end on a quote or a parenthesis)."""
-    text = verdict.rationale.rstrip()
-    ended = text.endswith((".", "!", "?")) or text[-2:] in ('."', '?"', '!"', '…"')
-    verdict.rationale = f"{text}{'' if ended or not text else '.'} {sentence}".lstrip()
+    verdict.rationale = f"{full_stop(verdict.rationale)} {sentence}".lstrip()
 
 
 def _flags(
