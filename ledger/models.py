@@ -661,7 +661,7 @@ class CitedClaim(models.Model):
     quote = models.TextField(
         blank=True,
         help_text="The cited source's words that decided; when it does not settle the claim, "
-        "its words closest to a verdict.",
+        "its words closest to the claim.",
     )
     confidence = models.FloatField(null=True, blank=True)
     remediation = models.JSONField(

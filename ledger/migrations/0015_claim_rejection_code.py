@@ -18,6 +18,6 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='citedclaim',
             name='quote',
-            field=models.TextField(blank=True, help_text="The cited source's words that decided; when it does not settle the claim, its words closest to a verdict."),
+            field=models.TextField(blank=True, help_text="The cited source's words that decided; when it does not settle the claim, its words closest to the claim."),
         ),
     ]

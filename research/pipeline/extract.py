@@ -273,7 +273,7 @@ def _extract_text(data: bytes, content_type: str, max_chars: int | None) -> Extr
     return _finish(builder, "", "text", "text/plain", "text", _python_version())
 
 
-def front_matter_title(block: str) -> str:
+def _front_matter_title(block: str) -> str:
     """The ``title:`` of a front-matter block as YAML reads a one-line scalar: its quotes
     removed, or a plain value up to a " #" comment ("" when it has none)."""
     found = _FRONT_MATTER_TITLE.search(block)
@@ -301,7 +301,7 @@ def _extract_markdown(data: bytes, content_type: str, max_chars: int | None) -> 
 
     text = _clean(decode_text(data, content_type, "markdown"))
     front = _FRONT_MATTER.match(text)
-    title = front_matter_title(front.group(0)) if front else ""
+    title = _front_matter_title(front.group(0)) if front else ""
     text = text[front.end() :] if front else text
     md = MarkdownIt("commonmark").enable("table")
     tokens = md.parse(text)
