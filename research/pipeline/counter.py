@@ -17,7 +17,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from research.pipeline.claims.relevance import Candidate, Encode, Focus, score_candidates
+from research.pipeline.claims.relevance import (
+    Candidate,
+    Encode,
+    Focus,
+    RelevanceWeights,
+    score_candidates,
+)
 from research.pipeline.language.direction import DOWN_WORDS, OPPOSITE_WORDS, UP_WORDS
 from research.pipeline.language.lexicon import content_words
 from research.pipeline.language.verdict_cues import NEGATABLE_AUXILIARY, STATED_NEGATION
@@ -288,12 +294,16 @@ def _scored(items: Sequence[EvidenceItem]) -> tuple[PooledPassage, ...]:
 
 
 def claim_relevance(encode: Encode | None, idf: dict[str, float]) -> Relevance:
-    """How much passages bear on a claim: the miner's relevance score with the claim as
-    the question (its sentence vector against each passage's, its rare words in them)."""
+    """How much passages bear on a claim: the miner's relevance parts with the claim as
+    the question (its sentence vector against each passage's, its rare words in them).
+
+    Weighted by the hand weights that :data:`MIN_RELEVANCE` was set with, not mining's fitted
+    ones: those were fitted on single sentences and come with their own floor, and a
+    counter pool scores whole passages."""
 
     def score(claim: str, items: Sequence[EvidenceItem]) -> list[float]:
         focus = Focus(claim, claim, claim, idf)
         found = [Candidate(item.text, item.title) for item in items]
-        return [r.score for r in score_candidates(found, focus, encode)]
+        return [r.score for r in score_candidates(found, focus, encode, RelevanceWeights())]
 
     return score

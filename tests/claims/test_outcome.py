@@ -148,11 +148,12 @@ def test_it_drops_findings_on_another_outcome_with_the_reason_and_score(question
     dropped = {d.text: d for d in result.dropped}
     memory = next(d for text, d in dropped.items() if "memory use" in text)
     # Every phrasing is read as X = the collector, Y = request latency (the planner's reading
-    # too), so the memory finding names X but not Y: its subject-and-outcome share is 0, its
-    # score under the off-topic threshold, and the reason the precise one, off-outcome.
-    assert memory.reason.startswith("off-outcome (relevance 0.2"), memory.reason
-    assert "request latency" in memory.reason
-    assert memory.relevance is not None and memory.relevance < 0.30
+    # too), so the memory finding names X but not Y. It shares the question's words, so its
+    # score may clear the off-topic floor; the outcome check drops it whatever the score, with
+    # the precise reason, off-outcome.
+    assert memory.reason.startswith("off-outcome (relevance 0."), memory.reason
+    assert "it is about memory use, not request latency" in memory.reason
+    assert memory.relevance is not None
     kept_claim = next(c for c in result.claims if "latency" in c.text)
     assert kept_claim.relevance is not None
     assert kept_claim.relevance.outcome_match == "request latency"

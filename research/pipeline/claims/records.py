@@ -11,7 +11,7 @@ from typing import Any
 
 from research.pipeline.claims.design import SourceProfile
 from research.pipeline.claims.facets import Facets
-from research.pipeline.claims.relevance import Relevance
+from research.pipeline.claims.relevance import Relevance, shipped_off_topic
 from research.pipeline.claims.scope import Scope
 
 
@@ -175,7 +175,8 @@ class MineConfig:
     merge_jaccard: float = 0.85
     paraphrase_cosine: float = 0.90  # two sources' wordings of one finding merge above it
     contested_cosine: float = 0.55  # conflicting directions count as contested above it
-    off_topic: float = 0.30  # relevance below this drops a candidate as off-topic
+    # relevance below this drops a candidate as off-topic (the fitted weights' floor)
+    off_topic: float = field(default_factory=shipped_off_topic)
     focus: str = ""  # the subquestion text: candidates that bear on it rank first
     question: str = ""  # the plan's question (mine_claims; mine_run takes it from RunInput)
 

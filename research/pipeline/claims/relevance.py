@@ -31,16 +31,22 @@ for *naming an outcome* (:func:`~research.pipeline.claims.outcome.match_outcomes
 answer a question about minimum wages and employment — and ``outcome_match`` says how it
 named one ("employment", "title: hours", "jobs ≈ employment (0.71)").
 
-The weights (``RelevanceWeights``) are set by hand, not fitted: no fitting code or record
-exists; ``bench_runs --until mining`` measures what they give. The features are the same in
-any domain.
+The weights (``RelevanceWeights``) are fitted, not set by hand: ``manage.py train_relevance``
+learns them from claims and their rationale sentences (which sentence of a cited abstract, or of
+a neighbouring one, answers the claim) and writes ``weights/relevance/relevance.json`` beside its
+model card; :func:`shipped_weights` reads that file. The parts are the same in any domain; what
+the fit learns is how much each one counts.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -52,10 +58,17 @@ Encode = Callable[[list[str]], NDArray[np.float32]]
 DEFAULT_IDF = 6.0  # a term the library has never seen weighs like a rare one
 # A sentence (or its title) this close to the subject phrase names it in other words.
 SUBJECT_COSINE = 0.45
+SHIPPED = (
+    Path(__file__).resolve().parent.parent / "language" / "weights" / "relevance" / "relevance.json"
+)
 
 
 @dataclass(frozen=True)
 class RelevanceWeights:
+    """How much each part counts. The defaults are the hand-set weights the fit replaced,
+    kept as the baseline ``train_relevance`` compares with; mining uses
+    :func:`shipped_weights`."""
+
     dense_question: float = 0.20
     dense_subquestion: float = 0.10
     lexical: float = 0.05
@@ -70,6 +83,31 @@ class RelevanceWeights:
             "subject": self.subject,
             "context": self.context,
         }
+
+
+@lru_cache(maxsize=1)
+def shipped_record(path: Path = SHIPPED) -> dict[str, Any]:
+    """The fit's record (``train_relevance``); a missing or unreadable file is an error,
+    never a silent fall back to other weights."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        RelevanceWeights(**{k: float(v) for k, v in record["weights"].items()})
+        float(record["off_topic"])
+    except OSError as exc:
+        raise RuntimeError(f"relevance weights {path} cannot be read: {exc}") from exc
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise RuntimeError(f"{path} is not a relevance weights record ({exc!r})") from exc
+    return dict(record)
+
+
+def shipped_weights() -> RelevanceWeights:
+    """The fitted weights."""
+    return RelevanceWeights(**{k: float(v) for k, v in shipped_record()["weights"].items()})
+
+
+def shipped_off_topic() -> float:
+    """The fitted weights' off-topic floor: below it a candidate is dropped as off-topic."""
+    return float(shipped_record()["off_topic"])
 
 
 @dataclass(frozen=True)
@@ -149,7 +187,7 @@ def score_candidates(
     """One :class:`Relevance` per candidate, in order."""
     if not candidates:
         return []
-    weights = weights or RelevanceWeights()
+    weights = weights or shipped_weights()
     dense = _dense(candidates, focus, encode)
     q_terms = terms(focus.question) | terms(focus.subquestion)
     s_terms = terms(focus.subject) or terms(focus.question)

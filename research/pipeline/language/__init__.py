@@ -26,6 +26,10 @@ and word list (``tests/platform/test_language_home.py`` fails on one kept elsewh
   trained on the heading-labelled sentences of structured abstracts by
   ``manage.py train_roles`` (weights and model card in ``weights/roles/``); mining's
   sentence roles (:mod:`research.pipeline.claims.roles`) come from it.
+- ``weights/relevance/``: the fitted weights of mining's relevance score and their off-topic
+  floor (:mod:`research.pipeline.claims.relevance` reads them), fitted by
+  ``manage.py train_relevance`` on claims and their rationale sentences; model card beside
+  them.
 - :mod:`research.pipeline.language.structure`: what a sentence's form says, beside the
   model: structure labels (headings, "RESULTS:"), boilerplate, fragments, and the aim cue
   (it reads aims better than the model does).
