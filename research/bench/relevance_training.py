@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,12 +71,9 @@ def build(
     directory: Path, encode: Encode, skip: int = 100, distractors: int = 3, log: Log = print
 ) -> list[Question]:
     """The candidate lists of every claim with rationales after the first ``skip``."""
-    from research.pipeline.claims.select import outcome_of, subject_of
-    from research.pipeline.planner import propose_plan
-
     corpus = load_corpus(directory)
     claims = [c for c in load_claims(directory, "train") if c.rationales][skip:]
-    idf = corpus_idf(corpus)
+    idf = texts_idf([" ".join((doc.title, *doc.sentences)) for doc in corpus.values()])
     doc_ids = sorted(corpus)
     log(f"encoding {len(doc_ids)} titles for the distractor abstracts")
     titles = encode([corpus[d].title for d in doc_ids])
@@ -86,12 +84,8 @@ def build(
         extra = [doc_ids[i] for i in near[: distractors + len(claim.cited_doc_ids) + 2]]
         extra = [d for d in extra if d not in claim.cited_doc_ids][:distractors]
         docs = [corpus[d] for d in (*claim.rationales, *extra) if d in corpus]
-        subquestion = propose_plan(claim.text, None).subquestions[0].text
-        focus = Focus(claim.text, subquestion, subject_of(claim.text), idf, outcome_of(claim.text))
         cands, positive = candidates_of(claim, docs)
-        scored = score_candidates(cands, focus, encode, RelevanceWeights())
-        parts = np.array([[getattr(r, p) for p in PARTS] for r in scored], dtype=np.float64)
-        out.append(Question(claim.claim_id, parts, np.array(positive, dtype=bool)))
+        out.append(scored_question(claim.claim_id, claim.text, cands, positive, idf, encode))
         if n % 100 == 0:
             log(f"{n}/{len(claims)} claims")
     return out
@@ -107,21 +101,15 @@ def library_lists(
     a positive. Never fitted on: these lists only measure."""
     from research.bench.library_manifest import load_questions
     from research.bench.library_scoring import find_quote
-    from research.pipeline.claims.select import outcome_of, subject_of
     from research.pipeline.extract import extract
     from research.pipeline.language.sentences import split_sentences
-    from research.pipeline.planner import propose_plan
 
     texts: dict[str, tuple[str, str]] = {}
     for path in sorted(docs.iterdir()):
         if path.is_file():
             got = extract(path.read_bytes(), filename=path.name)
             texts[path.name] = (got.title, got.text)
-    df: dict[str, int] = {}
-    for title, text in texts.values():
-        for term in terms(f"{title} {text}"):
-            df[term] = df.get(term, 0) + 1
-    idf = idf_of(df, len(texts))
+    idf = texts_idf([f"{title} {text}" for title, text in texts.values()])
     names = sorted(texts)
     title_vecs = encode([texts[n][0] or n for n in names])
     out = []
@@ -141,18 +129,28 @@ def library_lists(
             for start, end in split_sentences(text):
                 cands.append(Candidate(text[start:end], title))
                 positive.append(any(min(end, b) - max(start, a) > 0 for a, b in spans))
-        subquestion = propose_plan(question.question, None).subquestions[0].text
-        focus = Focus(
-            question.question,
-            subquestion,
-            subject_of(question.question),
-            idf,
-            outcome_of(question.question),
-        )
-        scored = score_candidates(cands, focus, encode, RelevanceWeights())
-        parts = np.array([[getattr(r, p) for p in PARTS] for r in scored], dtype=np.float64)
-        out.append(Question(number, parts, np.array(positive, dtype=bool)))
+        out.append(scored_question(number, question.question, cands, positive, idf, encode))
     return out
+
+
+def scored_question(
+    number: int,
+    question: str,
+    cands: list[Candidate],
+    positive: list[bool],
+    idf: dict[str, float],
+    encode: Encode,
+) -> Question:
+    """The candidates' parts as mining computes them: against the question and the offline
+    planner's first subquestion, with mining's reading of its subject and outcome."""
+    from research.pipeline.claims.select import outcome_of, subject_of
+    from research.pipeline.planner import propose_plan
+
+    subquestion = propose_plan(question, None).subquestions[0].text
+    focus = Focus(question, subquestion, subject_of(question), idf, outcome_of(question))
+    scored = score_candidates(cands, focus, encode, RelevanceWeights())
+    parts = np.array([[getattr(r, p) for p in PARTS] for r in scored], dtype=np.float64)
+    return Question(number, parts, np.array(positive, dtype=bool))
 
 
 def candidates_of(
@@ -167,12 +165,10 @@ def candidates_of(
     return cands, positive
 
 
-def corpus_idf(corpus: dict[int, SciFactDoc]) -> dict[str, float]:
-    df: dict[str, int] = {}
-    for doc in corpus.values():
-        for term in terms(" ".join((doc.title, *doc.sentences))):
-            df[term] = df.get(term, 0) + 1
-    return idf_of(df, len(corpus))
+def texts_idf(texts: Sequence[str]) -> dict[str, float]:
+    """Each analyzed term's idf over ``texts`` (one per document), as the library's is."""
+    df = Counter(term for text in texts for term in terms(text))
+    return idf_of(dict(df), len(texts))
 
 
 def fit(questions: Sequence[Question], l2: float = 0.5) -> NDArray[np.float64]:

@@ -91,7 +91,7 @@ def shipped_record(path: Path = SHIPPED) -> dict[str, Any]:
     never a silent fall back to other weights."""
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
-        RelevanceWeights(**{k: float(v) for k, v in record["weights"].items()})
+        _weights_of(record)
         float(record["off_topic"])
     except OSError as exc:
         raise RuntimeError(f"relevance weights {path} cannot be read: {exc}") from exc
@@ -102,7 +102,11 @@ def shipped_record(path: Path = SHIPPED) -> dict[str, Any]:
 
 def shipped_weights() -> RelevanceWeights:
     """The fitted weights."""
-    return RelevanceWeights(**{k: float(v) for k, v in shipped_record()["weights"].items()})
+    return _weights_of(shipped_record())
+
+
+def _weights_of(record: dict[str, Any]) -> RelevanceWeights:
+    return RelevanceWeights(**{k: float(v) for k, v in record["weights"].items()})
 
 
 def shipped_off_topic() -> float:
