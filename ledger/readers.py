@@ -114,6 +114,38 @@ def superseded_passages(passage_ids: Iterable[int]) -> set[int]:
     return set(rows.values_list("pk", flat=True))
 
 
+def neighbour_passages(passage_ids: Sequence[int], limit: int) -> list[int]:
+    """Up to ``limit`` other passages of the snapshots of ``passage_ids`` (of the same kind),
+    nearest first: by distance in reading order to the nearest of ``passage_ids`` in the
+    same snapshot, then by that passage's place in ``passage_ids``, then in reading order.
+
+    A search finds the passage that shares the query's words, often a document's
+    background or aim; the finding it was found for usually sits a passage or two on."""
+    if limit <= 0 or not passage_ids:
+        return []
+    given = {p.pk: p for p in Passage.objects.filter(pk__in=list(passage_ids)).only(*_PLACE)}
+    place = {pid: i for i, pid in enumerate(passage_ids)}
+    window = Q()
+    for p in given.values():
+        window |= Q(
+            snapshot_id=p.snapshot_id,
+            kind=p.kind,
+            ordinal__gte=p.ordinal - limit,
+            ordinal__lte=p.ordinal + limit,
+        )
+    ranked: dict[int, tuple[int, int, int]] = {}
+    for near in Passage.objects.filter(window).exclude(pk__in=list(given)).only(*_PLACE):
+        for origin in given.values():
+            if (origin.snapshot_id, origin.kind) != (near.snapshot_id, near.kind):
+                continue
+            key = (abs(near.ordinal - origin.ordinal), place[origin.pk], near.ordinal)
+            ranked[near.pk] = min(ranked.get(near.pk, key), key)
+    return sorted(ranked, key=lambda pk: ranked[pk])[:limit]
+
+
+_PLACE = ("pk", "snapshot_id", "kind", "ordinal")
+
+
 def passage_inputs(scores: dict[int, float]) -> list[PassageInput]:
     """The passages of ``scores`` (id -> score) as mining input, in the given order (with
     their snapshots' text: the structure label before a passage is read from it)."""

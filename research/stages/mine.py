@@ -27,6 +27,7 @@ from django.db import transaction
 from ledger.models import Claim, ContestedPair, EvidenceGap
 from ledger.readers import (
     candidate_counts,
+    neighbour_passages,
     passage_inputs,
     source_texts,
     superseded_passages,
@@ -48,6 +49,7 @@ from research.stages.base import StageContext
 from research.stages.retrieve import issued_queries, pools_of
 
 MINE_TOP_PASSAGES = 8
+MINE_NEIGHBOURS = 12  # more passages of the retrieved documents, nearest first
 
 
 def run(ctx: StageContext) -> None:
@@ -105,14 +107,19 @@ def scope_of(run: Run) -> Scope:
 
 def top_passages(pools: EvidencePools) -> tuple[Any, ...]:
     """The best passages of both pools by fused score (a passage once), from each source's
-    latest snapshot only (a re-ingested source's old text is not mined again)."""
+    latest snapshot only (a re-ingested source's old text is not mined again), then up to
+    ``MINE_NEIGHBOURS`` passages beside them in their documents, nearest first
+    (:func:`ledger.readers.neighbour_passages`: the passage a search finds is often a
+    document's background, and its finding a passage or two on)."""
     best: dict[int, float] = {}
     for hit in [*pools.support, *pools.refute]:
         best[hit.passage_id] = max(best.get(hit.passage_id, 0.0), hit.score)
     for stale in superseded_passages(best):
         del best[stale]
-    ranked = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[:MINE_TOP_PASSAGES]
-    return tuple(passage_inputs(dict(ranked)))
+    ranked = dict(sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[:MINE_TOP_PASSAGES])
+    for near in neighbour_passages(list(ranked), MINE_NEIGHBOURS):
+        ranked.setdefault(near, 0.0)
+    return tuple(passage_inputs(ranked))
 
 
 def encoder() -> tuple[Encode | None, str]:

@@ -131,7 +131,7 @@ def test_it_records_a_gap_with_what_was_searched(encode):
     assert gaps["s5"].best_relevance is not None
 
 
-def test_it_spends_the_run_budget_on_the_most_relevant_with_every_subquestion_first(encode):
+def test_it_spends_the_run_budget_on_the_most_relevant_within_each_subquestions_cap(encode):
     many = passage(
         "8",
         "Vitamin D trials",
@@ -149,3 +149,28 @@ def test_it_spends_the_run_budget_on_the_most_relevant_with_every_subquestion_fi
     assert len(over) == 3 and "ranked" in over[0].reason
     ranks = sorted(c.rank for r in mining.results.values() for c in r.claims)
     assert ranks == [1, 2, 3, 4]
+
+
+def test_no_subquestion_is_promised_a_claim_and_one_left_out_says_why(encode):
+    """The budget goes by rank alone: a subquestion whose best finding ranks below the
+    budget keeps none, whatever its priority, and its gap says its findings ranked below
+    the budget (putting each subquestion's best first spent a third of a 15-claim budget on
+    findings readers dropped)."""
+    many = passage(
+        "8",
+        "Vitamin D trials",
+        " ".join(
+            f"Vitamin D supplementation at dose {i} reduced hip fractures in trial {i}."
+            for i in range(1, 7)
+        ),
+    )
+    s1 = SubquestionInput("s1", "What do trials report?", (TRIAL, NULL, REVIEW), priority=1)
+    s2 = SubquestionInput("s2", "Which regimens were studied?", (many,), priority=3)
+    mining = mine_run(run_input(s1, s2), MineConfig(max_claims=4, max_run_claims=3), encode=encode)
+    kept = [c.score for c in mining.results["s1"].claims]
+    left_out = [d for d in mining.results["s2"].dropped if "claim budget" in d.reason]
+    assert len(kept) == 3 and mining.results["s2"].claims == []
+    assert left_out and all(d.relevance is not None and d.relevance < min(kept) for d in left_out)
+    (gap,) = mining.gaps
+    assert gap.subquestion == "s2"
+    assert gap.reason == "its findings ranked below the run's claim budget"

@@ -169,7 +169,7 @@ class RunInput:
 @dataclass(frozen=True)
 class MineConfig:
     max_claims: int = 0  # most claims one subquestion may keep; 0: half the run's budget, >= 8
-    max_run_claims: int = 25  # most claims a run keeps (reviewers decide every one)
+    max_run_claims: int = 15  # most claims a run keeps (reviewers decide every one)
     min_content_words: int = 3
     max_words: int = 70
     merge_jaccard: float = 0.85

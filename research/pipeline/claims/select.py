@@ -26,10 +26,13 @@ Then for the whole run:
    wording states a null or opposite effect of the question's intervention
    (:mod:`stance`); one that agrees, or is about another exposure, is filed under the
    plan's evidence subquestion, and the counter subquestion records why;
-7. **budget** — each subquestion's best finding first (by the subquestion's priority),
-   then the rest by rank score (relevance, plus a little for results and conclusions and
-   for the scope's preferred designs), at most ``cfg.per_subquestion`` per subquestion and
-   ``cfg.max_run_claims`` per run; the rest are dropped as over budget with their rank;
+7. **budget** — findings by rank score (relevance, plus a little for results and
+   conclusions and for the scope's preferred designs), at most ``cfg.per_subquestion`` per
+   subquestion and ``cfg.max_run_claims`` per run; the rest are dropped as over budget with
+   their rank. No subquestion is promised a claim: with 15 claims, putting each
+   subquestion's best first spent a third of the budget on findings a reader dropped
+   (docs/benchmarks.md), and a subquestion whose findings all ranked below the budget is
+   reported as a gap that says so;
 8. **contested pairs** — kept claims on the same thing with conflicting directions
    ("reduces" / "no effect") are linked; a conflicting finding that missed the budget is
    kept anyway, so a reviewer sees both sides;
@@ -464,26 +467,13 @@ def _not_counter(draft: ClaimDraft, question: Question) -> bool:
 def _select(
     ctx: _Context, winners: list[tuple[str, ClaimDraft]], results: dict[str, MiningResult]
 ) -> list[tuple[str, ClaimDraft]]:
-    """Each subquestion's best first, then the rest by score, within the budgets."""
+    """The best findings by score, within the budgets."""
     cfg = ctx.cfg
-    priority = {sq.key: sq.priority for sq in ctx.inp.subquestions}
     order = sorted(winners, key=lambda kd: (-kd[1].score, kd[1].fingerprint))
-    firsts: dict[str, tuple[str, ClaimDraft]] = {}
-    for key, draft in order:
-        firsts.setdefault(key, (key, draft))
     chosen: list[tuple[str, ClaimDraft]] = []
     per: Counter[str] = Counter()
-    for key, draft in sorted(
-        firsts.values(), key=lambda kd: (-priority.get(kd[0], 0), -kd[1].score)
-    ):
-        if len(chosen) < cfg.max_run_claims and per[key] < cfg.per_subquestion:
-            chosen.append((key, draft))
-            per[key] += 1
-    taken = {id(d) for _, d in chosen}
     over: list[tuple[str, ClaimDraft]] = []
     for key, draft in order:
-        if id(draft) in taken:
-            continue
         home = _home(ctx, key, draft, per, results)
         if len(chosen) < cfg.max_run_claims and home is not None:
             chosen.append((home, draft))
