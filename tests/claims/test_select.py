@@ -63,6 +63,14 @@ YOUNG = passage(
     "supplementation increased serum 25(OH)D concentrations and reduced the risk of "
     "deficiency.",
 )
+MANY = passage(
+    "8",
+    "Vitamin D trials",
+    " ".join(
+        f"Vitamin D supplementation at dose {i} reduced hip fractures in trial {i}."
+        for i in range(1, 7)
+    ),
+)
 METHODS = passage(
     "7",
     "A vitamin D cohort",
@@ -132,15 +140,7 @@ def test_it_records_a_gap_with_what_was_searched(encode):
 
 
 def test_it_spends_the_run_budget_on_the_most_relevant_within_each_subquestions_cap(encode):
-    many = passage(
-        "8",
-        "Vitamin D trials",
-        " ".join(
-            f"Vitamin D supplementation at dose {i} reduced hip fractures in trial {i}."
-            for i in range(1, 7)
-        ),
-    )
-    s1 = SubquestionInput("s1", "What do trials report?", (many,), priority=3)
+    s1 = SubquestionInput("s1", "What do trials report?", (MANY,), priority=3)
     s2 = SubquestionInput("s2", "Which regimens were studied?", (NULL,), priority=1)
     cfg = MineConfig(max_claims=3, max_run_claims=4)
     mining = mine_run(run_input(s1, s2), cfg, encode=encode)
@@ -156,16 +156,8 @@ def test_no_subquestion_is_promised_a_claim_and_one_left_out_says_why(encode):
     budget keeps none, whatever its priority, and its gap says its findings ranked below
     the budget (putting each subquestion's best first spent a third of a 15-claim budget on
     findings readers dropped)."""
-    many = passage(
-        "8",
-        "Vitamin D trials",
-        " ".join(
-            f"Vitamin D supplementation at dose {i} reduced hip fractures in trial {i}."
-            for i in range(1, 7)
-        ),
-    )
     s1 = SubquestionInput("s1", "What do trials report?", (TRIAL, NULL, REVIEW), priority=1)
-    s2 = SubquestionInput("s2", "Which regimens were studied?", (many,), priority=3)
+    s2 = SubquestionInput("s2", "Which regimens were studied?", (MANY,), priority=3)
     mining = mine_run(run_input(s1, s2), MineConfig(max_claims=4, max_run_claims=3), encode=encode)
     kept = [c.score for c in mining.results["s1"].claims]
     left_out = [d for d in mining.results["s2"].dropped if "claim budget" in d.reason]
