@@ -114,6 +114,9 @@ def superseded_passages(passage_ids: Iterable[int]) -> set[int]:
     return set(rows.values_list("pk", flat=True))
 
 
+_PLACE = ("pk", "snapshot_id", "kind", "ordinal")  # what neighbour_passages reads
+
+
 def neighbour_passages(passage_ids: Sequence[int], limit: int) -> list[int]:
     """Up to ``limit`` other passages of the snapshots of ``passage_ids`` (of the same kind),
     nearest first: by distance in reading order to the nearest of ``passage_ids`` in the
@@ -141,9 +144,6 @@ def neighbour_passages(passage_ids: Sequence[int], limit: int) -> list[int]:
             key = (abs(near.ordinal - origin.ordinal), place[origin.pk], near.ordinal)
             ranked[near.pk] = min(ranked.get(near.pk, key), key)
     return sorted(ranked, key=lambda pk: ranked[pk])[:limit]
-
-
-_PLACE = ("pk", "snapshot_id", "kind", "ordinal")
 
 
 def passage_inputs(scores: dict[int, float]) -> list[PassageInput]:

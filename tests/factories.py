@@ -106,13 +106,21 @@ def make_snapshot(
     )
 
 
-def make_passage(snapshot: Snapshot, start: int = 0, end: int | None = None) -> Passage:
+def make_passage(
+    snapshot: Snapshot,
+    start: int = 0,
+    end: int | None = None,
+    *,
+    kind: str = PassageKind.CHUNK,
+    ordinal: int = 0,
+) -> Passage:
     end = len(snapshot.text) if end is None else end
     text = snapshot.text[start:end]
     return Passage.objects.create(
         snapshot=snapshot,
         source=snapshot.source,
-        kind=PassageKind.CHUNK,
+        kind=kind,
+        ordinal=ordinal,
         start=start,
         end=end,
         text=text,

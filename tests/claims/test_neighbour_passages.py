@@ -9,7 +9,7 @@ from ledger.models import Candidate, Passage, PassageKind
 from ledger.readers import neighbour_passages
 from research.pipeline.retrieve.records import EvidencePools
 from research.stages.mine import MINE_NEIGHBOURS, mine_subquestion, top_passages
-from tests.factories import make_plan, make_run, make_snapshot
+from tests.factories import make_passage, make_plan, make_run, make_snapshot
 
 pytestmark = pytest.mark.django_db
 
@@ -27,19 +27,7 @@ def chunks(parts: tuple[str, ...], title: str) -> list[Passage]:
     snapshot = make_snapshot("".join(parts), title=title)
     out, start = [], 0
     for ordinal, part in enumerate(parts):
-        text = part.strip()
-        out.append(
-            Passage.objects.create(
-                snapshot=snapshot,
-                source=snapshot.source,
-                kind=PassageKind.CHUNK,
-                ordinal=ordinal,
-                start=start,
-                end=start + len(text),
-                text=text,
-                fingerprint=f"{title}-{ordinal}",
-            )
-        )
+        out.append(make_passage(snapshot, start, start + len(part.strip()), ordinal=ordinal))
         start += len(part)
     return out
 
@@ -64,16 +52,7 @@ def test_the_limit_holds_and_ties_go_to_the_better_ranked_passage():
 
 def test_retrieved_passages_and_other_kinds_are_not_neighbours():
     doc = chunks(PARTS, "Aspirin trial")
-    section = Passage.objects.create(
-        snapshot=doc[0].snapshot,
-        source=doc[0].source,
-        kind=PassageKind.SECTION,
-        ordinal=1,
-        start=0,
-        end=len(doc[0].snapshot.text),
-        text=doc[0].snapshot.text,
-        fingerprint="section",
-    )
+    section = make_passage(doc[0].snapshot, kind=PassageKind.SECTION, ordinal=1)
     got = neighbour_passages([doc[1].pk, doc[2].pk], 10)
     assert doc[1].pk not in got and doc[2].pk not in got
     assert section.pk not in got
