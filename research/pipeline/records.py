@@ -70,9 +70,10 @@ class Budgets(BaseModel):
     )
     hits_per_query: int = Field(default=10, ge=1, le=100, description="Results kept per query.")
     # 15 by default (docs/benchmarks.md, "Mining reads the passages beside the retrieved
-    # ones"): with the neighbouring passages mined, 15 claims raise SciFact's top-10 rationale
-    # recall to 0.81 and a reader keeps a larger share than of 25 before; 25 found one or
-    # two more of the libraries' gold findings, ranked 16th-25th. A plan may ask for 1 to 500.
+    # ones"): with the neighbouring passages mined, 15 claims raise the mining benchmark's
+    # top-10 rationale recall to 0.81 and a reader keeps a larger share than of 25 before; 25
+    # found one or two more of the libraries' gold findings, ranked 16th-25th. A plan may
+    # ask for 1 to 500.
     claims: int = Field(
         default=15,
         ge=1,
